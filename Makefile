@@ -1,0 +1,29 @@
+# `make demo` and `make test` bootstrap their own virtual environment (.venv)
+# from nothing but Python 3.11 and pip.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test bench lint clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,notebooks]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/dlsched demo
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/run.py
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check dlsched tests benchmarks
+	$(VENV)/bin/mypy dlsched
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

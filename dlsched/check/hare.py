@@ -1,0 +1,115 @@
+"""Checker of the hare family (Hare_Sched (4)-(8), seed 002): feasibility and objective
+re-computed from the raw instance with plain arithmetic (no model, no solver values).
+
+Chen et al., *Hare*, HPDC 2022, Section 5.1. Training time occupies the GPU (8); the
+synchronization that follows it does not (Algorithm 1, line 16) but delays the next round (7)
+and the job's completion (6).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dlsched.errors import InfeasibleSolutionError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dlsched.instances.hare import HareInstance
+    from dlsched.schedule.hare import TaskSchedule
+
+#: Absolute tolerance per unit of horizon for comparisons of times.
+REL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class HareEvaluation:
+    """What (4)-(8) say about one schedule."""
+
+    objective: float  # sum_n w_n C_n
+    completion: tuple[float, ...]  # C_n (6), per job
+    makespan: float
+    busy: tuple[float, ...]  # training time per GPU
+    tol: float
+
+
+def check_schedule(instance: HareInstance, schedule: TaskSchedule) -> HareEvaluation:
+    """Verify (4), (5), (7) and (8) and evaluate the objective with C_n from (6).
+
+    Raises :class:`InfeasibleSolutionError` naming the violated constraint.
+    """
+    jobs = instance.jobs
+    m_count = instance.num_gpus
+    tol = REL_TOL * max(1.0, instance.horizon())
+    seen: dict[tuple[int, int, int], tuple[int, float]] = {}
+    for e in schedule.entries:
+        t = e.task
+        if not (0 <= e.job < len(jobs)):
+            raise InfeasibleSolutionError(f"task {t}: job index {e.job} does not exist")
+        job = jobs[e.job]
+        if not (0 <= e.round < job.rounds and 0 <= e.index < job.tasks_per_round):
+            raise InfeasibleSolutionError(f"task {t} does not exist in job {job.name}")
+        if t in seen:
+            raise InfeasibleSolutionError(
+                f"task {job.name}/r{e.round}/t{e.index} is scheduled twice (5)"
+            )
+        if not isinstance(e.gpu, int) or not (0 <= e.gpu < m_count):
+            raise InfeasibleSolutionError(
+                f"task {job.name}/r{e.round}/t{e.index} is on GPU {e.gpu!r}, "
+                f"not one of 0..{m_count - 1} (5)"
+            )
+        if not math.isfinite(e.start):
+            raise InfeasibleSolutionError(f"task {t} has start {e.start!r}")
+        seen[t] = (e.gpu, e.start)
+    missing = [t for t in instance.tasks if t not in seen]
+    if missing:
+        n, r, k = missing[0]
+        raise InfeasibleSolutionError(
+            f"task {jobs[n].name}/r{r}/t{k} is not scheduled ({len(missing)} missing) (5)"
+        )
+
+    def finish(t: tuple[int, int, int]) -> float:
+        g, s = seen[t]
+        return s + jobs[t[0]].train_time[g] + jobs[t[0]].sync_time[g]
+
+    completion = []
+    for n, job in enumerate(jobs):
+        prev_end = job.arrival
+        for r in range(job.rounds):
+            for k in range(job.tasks_per_round):
+                g, s = seen[(n, r, k)]
+                if r == 0 and s < job.arrival - tol:
+                    raise InfeasibleSolutionError(
+                        f"task {job.name}/r0/t{k} starts at {s} before the job arrives at "
+                        f"{job.arrival} (4)"
+                    )
+                if r > 0 and s < prev_end - tol:
+                    raise InfeasibleSolutionError(
+                        f"task {job.name}/r{r}/t{k} starts at {s} before round {r - 1} "
+                        f"finishes (training + sync) at {prev_end} (7)"
+                    )
+            prev_end = max(finish((n, r, k)) for k in range(job.tasks_per_round))
+        completion.append(prev_end)  # (6): the last round finishes last by (7)
+
+    busy = []
+    for m in range(m_count):
+        mine = sorted(((s, t) for t, (g, s) in seen.items() if g == m), key=lambda p: (p[0], p[1]))
+        total = 0.0
+        for (s1, t1), (s2, t2) in zip(mine, mine[1:], strict=False):
+            end1 = s1 + jobs[t1[0]].train_time[m]
+            if s2 < end1 - tol:
+                raise InfeasibleSolutionError(
+                    f"GPU {instance.gpus[m]}: task {jobs[t2[0]].name}/r{t2[1]}/t{t2[2]} starts "
+                    f"at {s2} while {jobs[t1[0]].name}/r{t1[1]}/t{t1[2]} trains until {end1} (8)"
+                )
+        for _s, t in mine:
+            total += jobs[t[0]].train_time[m]
+        busy.append(total)
+    objective = sum(j.weight * c for j, c in zip(jobs, completion, strict=True))
+    return HareEvaluation(
+        objective=objective,
+        completion=tuple(completion),
+        makespan=max(completion),
+        busy=tuple(busy),
+        tol=tol,
+    )

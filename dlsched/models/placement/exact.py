@@ -1,0 +1,211 @@
+"""Exact P1 / P2: the certified global optimum of eq. (8)/(14) (seed 000).
+
+Two independent routes that must agree:
+
+- ``scip``: the MINLP of :func:`build_p1` with the convex epigraph t_i V_i >= T_i |Pi_i|,
+  solved to global optimality by SCIP.
+- ``highs``: outer approximation with HiGHS only. The master MILP keeps supporting lines of
+  the convex t >= W/V; each master solution adds the tangent at its V_i. Every master optimum
+  is a lower bound (tangents under-estimate a convex function and the rest of the model is an
+  exact linearisation); every master solution, evaluated exactly, is an upper bound. V_i takes
+  finitely many values, so the loop ends with matching bounds.
+
+P3 (18) with K_i fixed is an LP (transportation polytope) solved by HiGHS.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from dlsched.errors import OptionError
+from dlsched.instances.placement import PlacementInstance
+from dlsched.models.placement.evaluate import Evaluator
+from dlsched.models.placement.model import (
+    add_tangent,
+    build_p1,
+    build_p3,
+    counts_from_values,
+    expand_counts,
+)
+from dlsched.models.placement.outcome import placement_outcome
+from dlsched.result import Outcome
+from dlsched.schedule import Placement
+from dlsched.solvers import solve
+from dlsched.solvers.base import OPTIMALITY_GAP, SolveOptions, Status, relative_gap
+from dlsched.solvers.pyomo_backend import PyomoSolver
+
+EXACT_BACKENDS = ("scip", "highs")
+
+
+def _final_status(solver_status: Status, objective: float | None, bound: float | None) -> Status:
+    """Optimal only if the solver proved it *and* the verified objective meets the bound."""
+    if objective is None:
+        return solver_status if solver_status != Status.OPTIMAL else Status.ERROR
+    if solver_status == Status.OPTIMAL:
+        gap = relative_gap(objective, bound)
+        return Status.OPTIMAL if gap is not None and gap <= OPTIMALITY_GAP else Status.FEASIBLE
+    return solver_status
+
+
+def solve_exact(
+    instance: PlacementInstance,
+    category: tuple[int, ...] | None = None,
+    backend: str = "scip",
+    options: SolveOptions | None = None,
+) -> Outcome:
+    if backend not in EXACT_BACKENDS:
+        raise OptionError(
+            "backend",
+            backend,
+            f"exact P1 is nonlinear; use one of {', '.join(EXACT_BACKENDS)} "
+            "(scip: global MINLP, highs: outer approximation)",
+        )
+    options = options or SolveOptions()
+    return (
+        _solve_scip(instance, category, options)
+        if backend == "scip"
+        else _solve_oa(instance, category, options)
+    )
+
+
+def _method_name(category: tuple[int, ...] | None) -> str:
+    return "exact" if category is None else "exact-p2"
+
+
+def _solve_scip(
+    instance: PlacementInstance, category: tuple[int, ...] | None, options: SolveOptions
+) -> Outcome:
+    t0 = time.perf_counter()
+    m = build_p1(instance, category, computation="nonlinear")
+    extra = {"numerics/feastol": 1e-9, **options.extra}
+    res = solve(m, "scip", options.with_(extra=extra))
+    placement = None
+    if res.has_solution:
+        counts = counts_from_values(m, dict(res.values))
+        placement = Placement(expand_counts(m._groups, counts, instance.num_workers))
+    wall = time.perf_counter() - t0
+    from dlsched.check import check_placement
+
+    objective = check_placement(instance, placement).avg_jct if placement else None
+    bound = None if res.bound is None else min(res.bound, objective) if objective else res.bound
+    return placement_outcome(
+        instance,
+        _method_name(category),
+        placement,
+        status=_final_status(res.status, objective, bound),
+        wall_time=wall,
+        bound=bound,
+        solver=res,
+        details={
+            "route": "scip-minlp",
+            "category": list(category) if category else None,
+            "groups": len(m._groups.members),
+        },
+    )
+
+
+def _solve_oa(
+    instance: PlacementInstance,
+    category: tuple[int, ...] | None,
+    options: SolveOptions,
+    max_iterations: int = 500,
+) -> Outcome:
+    t0 = time.perf_counter()
+    m = build_p1(instance, category, computation="tangents")
+    ev = Evaluator(instance)
+    solver = PyomoSolver("highs")
+    groups = m._groups
+    best_val, best_assign = float("inf"), None
+    lower = -float("inf")
+    status = Status.ERROR
+    last = None
+    iterations = 0
+    cuts = 0
+    while iterations < max_iterations:
+        iterations += 1
+        elapsed = time.perf_counter() - t0
+        if options.time_limit is not None and elapsed >= options.time_limit:
+            status = Status.TIME_LIMIT
+            break
+        res = solver.solve(
+            m,
+            options.with_(
+                time_limit=options.remaining(elapsed), mip_gap=min(options.mip_gap, 1e-9)
+            ),
+        )
+        last = res
+        if res.status == Status.INFEASIBLE:
+            status = Status.INFEASIBLE
+            break
+        if not res.has_solution:
+            status = res.status if res.status != Status.OPTIMAL else Status.ERROR
+            break
+        if res.bound is not None:
+            lower = max(lower, res.bound)
+        counts = counts_from_values(m, dict(res.values))
+        assign = expand_counts(groups, counts, instance.num_workers)
+        val = float(ev.avg_jct(np.array(assign))[0])
+        if val < best_val:
+            best_val, best_assign = val, assign
+        if res.status != Status.OPTIMAL:
+            status = Status.TIME_LIMIT if res.status == Status.TIME_LIMIT else res.status
+            break
+        gap = relative_gap(best_val, lower)
+        if gap is not None and gap <= OPTIMALITY_GAP:
+            status = Status.OPTIMAL
+            break
+        added = 0
+        for i in range(instance.num_jobs):
+            v = float(res.values[m.V[i].name])
+            t = float(res.values[m.t[i].name])
+            w = float(instance.work[i])
+            if t < w / v * (1 - 1e-10):
+                add_tangent(m, i, v)
+                added += 1
+        cuts += added
+        if added == 0:  # the master's epigraph is exact at its optimum: master optimum = P1's
+            lower = max(lower, res.objective if res.objective is not None else lower)
+            status = Status.OPTIMAL
+            break
+    else:
+        status = Status.FEASIBLE
+    wall = time.perf_counter() - t0
+    placement = Placement(best_assign) if best_assign is not None else None
+    bound = lower if lower > -float("inf") else None
+    if placement is not None and bound is not None:
+        bound = min(bound, best_val)  # tolerance noise only; checked in placement_outcome
+    return placement_outcome(
+        instance,
+        _method_name(category),
+        placement,
+        status=_final_status(status, best_val if placement else None, bound),
+        wall_time=wall,
+        bound=bound,
+        claimed=best_val if placement else None,
+        solver=last,
+        details={
+            "route": "highs-outer-approximation",
+            "iterations": iterations,
+            "cuts_added": cuts,
+            "category": list(category) if category else None,
+            "groups": len(groups.members),
+        },
+    )
+
+
+def solve_p3(
+    instance: PlacementInstance, category: tuple[int, ...], options: SolveOptions | None = None
+) -> tuple[float, Placement, Status]:
+    """P3 optimum (total throughput) for one category, and an optimal placement."""
+    m = build_p3(instance, category)
+    res = solve(m, "highs", options or SolveOptions())
+    if res.status != Status.OPTIMAL or res.objective is None:
+        raise OptionError("--category", ",".join(map(str, category)), f"P3 LP ended {res.status}")
+    s, k = instance.num_jobs, instance.num_workers
+    sigma = np.array([[res.values[m.sigma[i, kk].name] for kk in range(k)] for i in range(s)])
+    if np.abs(sigma - np.round(sigma)).max() > 1e-6:  # a vertex of a TU polytope is integral
+        raise RuntimeError("P3 LP returned a fractional vertex")
+    assignment = tuple(int(np.argmax(sigma[:, kk])) for kk in range(k))
+    return float(res.objective), Placement(assignment), res.status

@@ -1,0 +1,398 @@
+"""Heuristics of Liu et al. (TPDS 2024) and the baselines it compares against.
+
+- :func:`matching_market` -- Algorithm 2's pricing loop for one category (lines 2-16).
+- :func:`has` -- HAS, Algorithm 2 over every category of Psi (Algorithm 1's order).
+- :func:`jps` -- JPS, Algorithm 3 (job prioritising + sampling of the rear of Psi).
+- :func:`optimus`, :func:`optimus_lb` -- the greedy of Peng et al. (EuroSys'18) as described
+  in Section VI-A, without / with proportional load balancing.
+- :func:`exhaustive` -- all S^K worker selections (the paper's "exhaustive search").
+
+The LAS baseline is a MILP and lives in :mod:`dlsched.models.placement.methods`.
+Each function returns plain data (assignments, per-category records); the method layer turns
+them into verified outcomes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from dlsched.errors import DlschedError, OptionError
+from dlsched.instances.placement import PlacementInstance
+from dlsched.models.placement.categories import algorithm1, num_categories, unrank
+from dlsched.models.placement.evaluate import Evaluator
+from dlsched.models.placement.metrics import fairness_degree
+
+
+class PricingDidNotTerminate(DlschedError):
+    """The pricing loop exceeded Theorem 1's bound P_max: a counterexample to Theorem 1."""
+
+
+@dataclass(frozen=True)
+class MarketResult:
+    assignment: tuple[int, ...]
+    rounds: int  # iterations of the while loop (lines 5-15)
+    p_max: float  # Theorem 1's bound (28)
+    prices: tuple[float, ...]
+
+
+def _top_sum(row: np.ndarray, n: int) -> float:
+    return float(np.sort(row)[::-1][:n].sum())
+
+
+def _preferred_literal(gamma: np.ndarray, sizes: tuple[int, ...]) -> list[np.ndarray]:
+    # preferred_graph as printed: each job picks its K_i workers of largest payoff, ties to
+    # the lower worker index (stable sort).
+    return [np.argsort(-gamma[i], kind="stable")[: sizes[i]] for i in range(len(sizes))]
+
+
+def _market_step(
+    gamma: np.ndarray, sizes: tuple[int, ...], tol: float = 0.0
+) -> tuple[tuple[int, ...] | None, list[int], list[int]]:
+    """Preferred graph with ties and its constricted set (Easley & Kleinberg, ch. 10).
+
+    Job i strictly prefers the workers whose payoff exceeds its K_i-th largest payoff theta_i
+    and is indifferent among those equal to theta_i. Each job becomes K_i slots: one slot per
+    strictly preferred worker (edge to that worker only) and K_i - |strict| slots joined to
+    every tied worker. A perfect matching of slots is a conflict-free preferred allocation;
+    otherwise the slots reachable from an unmatched slot by alternating paths and their
+    neighbours form a constricted set (Hall's condition fails on them).
+    Returns (assignment or None, constricted jobs, constricted workers).
+    """
+    s, k = gamma.shape
+    indptr, cols, slot_job = [0], [], []
+    for i in range(s):
+        theta = np.sort(gamma[i])[::-1][sizes[i] - 1]
+        strict = np.flatnonzero(gamma[i] > theta + tol)
+        tied = np.flatnonzero(np.abs(gamma[i] - theta) <= tol)
+        for kk in strict:
+            cols.append(int(kk))
+            indptr.append(len(cols))
+            slot_job.append(i)
+        for _ in range(sizes[i] - len(strict)):
+            cols.extend(int(kk) for kk in tied)
+            indptr.append(len(cols))
+            slot_job.append(i)
+    n_slots = len(slot_job)
+    graph = csr_matrix(
+        (np.ones(len(cols)), np.array(cols, dtype=np.int32), np.array(indptr, dtype=np.int32)),
+        shape=(n_slots, k),
+    )
+    match = maximum_bipartite_matching(graph, perm_type="column")  # slot -> worker or -1
+    if (match >= 0).all():
+        assignment = [-1] * k
+        for r, kk in enumerate(match):
+            assignment[int(kk)] = slot_job[r]
+        return tuple(assignment), [], []
+    owner = {int(kk): r for r, kk in enumerate(match) if kk >= 0}
+    seen_slots = {int(r) for r in np.flatnonzero(match < 0)[:1]}
+    frontier = list(seen_slots)
+    seen_workers: set[int] = set()
+    while frontier:
+        nxt = []
+        for r in frontier:
+            for kk in graph.indices[graph.indptr[r] : graph.indptr[r + 1]]:
+                kk = int(kk)
+                if kk not in seen_workers:
+                    seen_workers.add(kk)
+                    r2 = owner.get(kk)
+                    if r2 is not None and r2 not in seen_slots:
+                        seen_slots.add(r2)
+                        nxt.append(r2)
+        frontier = nxt
+    return None, sorted({slot_job[r] for r in seen_slots}), sorted(seen_workers)
+
+
+def _clearing_step(
+    gamma: np.ndarray, sizes: tuple[int, ...], jobs_c: list[int], workers_c: list[int], tol: float
+) -> float:
+    """Smallest price rise of every worker of K_c that changes some constricted job's
+    preferences: the first time a K_c worker in job i's preferred set meets the payoff of a
+    worker outside K_c (the dual step of the Hungarian method)."""
+    inside = np.zeros(gamma.shape[1], dtype=bool)
+    inside[workers_c] = True
+    best = float("inf")
+    for i in jobs_c:
+        theta = np.sort(gamma[i])[::-1][sizes[i] - 1]
+        pref_in = gamma[i][inside & (gamma[i] >= theta - tol)]
+        outside = gamma[i][~inside]
+        if not len(pref_in) or not len(outside):
+            continue
+        for g in pref_in:
+            lower = outside[outside < g - tol]
+            if len(lower):
+                best = min(best, float(g - lower.max()))
+    return best
+
+
+def matching_market(
+    rho: np.ndarray,
+    sizes: tuple[int, ...],
+    ties: str = "market",
+    pricing: str = "clearing",
+    max_rounds: float | None = None,
+) -> MarketResult:
+    """Algorithm 2, lines 2-16, for the category ``sizes`` = (K_1, ..., K_S).
+
+    Prices start at 0; while the constricted set is non-empty, its lowest-indexed worker k
+    raises its price by max{1, max_i (V_i - V_i^k)} over the constricted jobs i (22), and
+    payoffs become rho - p (23).
+
+    ``pricing="clearing"`` (default) raises *every* worker of K_c by the smallest step that
+    changes a constricted job's preferences (Easley & Kleinberg's procedure with the unit step
+    replaced by the exact one, i.e. the Hungarian method's dual update); it ends in market-
+    clearing prices, so the allocation maximises total throughput (Theorem 2 by LP duality).
+    ``pricing="paper"`` is rule (22) as printed: only the lowest-indexed worker of K_c rises.
+
+    ``ties="market"`` builds the preferred graph with ties and finds constricted sets by Hall's
+    condition, as in the matching markets of the paper's reference [21].
+    ``ties="index"`` is the printed reading: top-K_i workers with ties to the lower index and
+    "constricted" = chosen by two or more jobs. It can cycle forever on identical workers (the
+    paper's own Section IV-A example); the loop then stops after Theorem 1's P_max rounds and
+    raises :class:`PricingDidNotTerminate`.
+    """
+    if ties not in ("market", "index"):
+        raise OptionError("ties", ties, "must be 'market' or 'index'")
+    if pricing not in ("clearing", "paper"):
+        raise OptionError("pricing", pricing, "must be 'clearing' or 'paper'")
+    if ties == "index" and pricing == "clearing":
+        raise OptionError("pricing", pricing, "needs ties='market' (Hall constricted sets)")
+    s, k = rho.shape
+    if sum(sizes) != k:
+        raise OptionError("category", sizes, f"must sum to K = {k}")
+    p_max = sum(_top_sum(rho[i], sizes[i]) for i in range(s))  # (28)
+    prices = np.zeros(k)
+    gamma = rho.astype(float).copy()
+    # payoffs are differences of throughputs: compare them up to rounding noise
+    tol = 1e-9 * max(1.0, float(np.abs(rho).max()))
+    rounds = 0
+    while True:
+        if ties == "market":
+            assignment, jobs_c, workers_c = _market_step(gamma, sizes, tol)
+            if assignment is not None:
+                break
+        else:
+            pref = _preferred_literal(gamma, sizes)
+            owners: dict[int, list[int]] = {}
+            for i, ks in enumerate(pref):
+                for kk in ks:
+                    owners.setdefault(int(kk), []).append(i)
+            workers_c = sorted(kk for kk, js in owners.items() if len(js) > 1)
+            if not workers_c:
+                a = [-1] * k
+                for i, ks in enumerate(pref):
+                    for kk in ks:
+                        a[int(kk)] = i
+                assignment = tuple(a)
+                break
+            jobs_c = owners[workers_c[0]]
+        rounds += 1
+        limit = p_max + 1 if max_rounds is None else max_rounds
+        if rounds > limit:
+            raise PricingDidNotTerminate(
+                f"pricing for category {sizes} ran {rounds} rounds (P_max = {p_max:g}, "
+                f"Theorem 1; ties={ties!r}, pricing={pricing!r})"
+            )
+        if pricing == "clearing":
+            step = _clearing_step(gamma, sizes, jobs_c, workers_c, tol)
+            if not np.isfinite(step):  # cannot happen while Hall fails; guard the loop anyway
+                step = 1.0
+            prices[workers_c] += step
+            gamma[:, workers_c] = rho[:, workers_c] - prices[workers_c]
+            continue
+        kk = workers_c[0]
+        gains = []
+        for i in jobs_c:
+            v_i = _top_sum(gamma[i], sizes[i])  # (20)
+            v_ik = _top_sum(np.delete(gamma[i], kk), sizes[i])  # (21)
+            gains.append(v_i - v_ik if v_i - v_ik > tol else 0.0)
+        prices[kk] += max(1.0, max(gains))  # (22)
+        gamma[:, kk] = rho[:, kk] - prices[kk]  # (23)
+    return MarketResult(tuple(assignment), rounds, p_max, tuple(prices.tolist()))
+
+
+@dataclass(frozen=True)
+class CategoryResult:
+    index: int  # 0-based position in Algorithm 1's order
+    category: tuple[int, ...]  # K_i indexed by job (after any prioritising permutation)
+    assignment: tuple[int, ...]
+    avg_jct: float
+    fairness: float
+    throughput: float  # P3 objective attained
+    rounds: int
+    p_max: float
+
+
+VARIANTS = {  # name -> (ties, pricing, max_rounds as a multiple of P_max or None = P_max + 1)
+    "clearing": ("market", "clearing", None),
+    "paper": ("market", "paper", 100.0),
+    "literal": ("index", "paper", None),
+}
+
+
+def _run_category(
+    inst: PlacementInstance,
+    ev: Evaluator,
+    index: int,
+    sizes: tuple[int, ...],
+    variant: str = "clearing",
+) -> CategoryResult:
+    ties, pricing, mult = VARIANTS[variant]
+    rho = np.asarray(inst.rho)
+    cap = (
+        None if mult is None else mult * sum(_top_sum(rho[i], sizes[i]) for i in range(len(sizes)))
+    )
+    market = matching_market(rho, sizes, ties, pricing, cap)
+    a = np.array(market.assignment)
+    comp, comm = ev.per_job(a)
+    jct = (comp + comm)[0]
+    tput = float(sum(inst.rho[a[k], k] for k in range(inst.num_workers)))
+    return CategoryResult(
+        index,
+        sizes,
+        market.assignment,
+        float(jct.mean()),
+        fairness_degree(inst, jct),
+        tput,
+        market.rounds,
+        market.p_max,
+    )
+
+
+def has(
+    instance: PlacementInstance, only: tuple[int, ...] | None = None, variant: str = "clearing"
+) -> tuple[CategoryResult, list[CategoryResult]]:
+    """HAS: Algorithm 2 over Psi (or over the single category ``only``); lowest avg JCT wins
+    (line 17: strict improvement, so the earliest category wins ties)."""
+    ev = Evaluator(instance)
+    if only is not None:
+        cats = [(0, tuple(only))]
+    else:
+        cats = list(enumerate(algorithm1(instance.num_workers, instance.num_jobs)))
+    results = [_run_category(instance, ev, idx, c, variant) for idx, c in cats]
+    best = results[0]
+    for r in results[1:]:
+        if r.avg_jct < best.avg_jct:
+            best = r
+    return best, results
+
+
+def job_priority(instance: PlacementInstance) -> np.ndarray:
+    """Algorithm 3 line 1: jobs sorted by T_i |Pi_i| / (S sum_k rho_ik), ascending."""
+    key = instance.work / (instance.num_jobs * instance.rho.sum(axis=1))
+    return np.argsort(key, kind="stable")
+
+
+def jps(
+    instance: PlacementInstance,
+    alpha: float = 0.7,
+    beta: float = 1.0,
+    samples: int = 20,
+    rng: np.random.Generator | None = None,
+) -> tuple[CategoryResult, list[CategoryResult]]:
+    """JPS, Algorithm 3. Category position j is given to the j-th job in priority order, so the
+    rear of Psi (large K_S) favours the computationally heaviest jobs."""
+    if not 0 <= alpha < 1:
+        raise OptionError("alpha", alpha, "must lie in [0, 1)")
+    if not 0 <= beta <= 1:
+        raise OptionError("beta", beta, "must lie in [0, 1]")
+    if samples < 1:
+        raise OptionError("samples", samples, "must be at least 1")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    s, k = instance.num_jobs, instance.num_workers
+    total = num_categories(k, s)
+    start = int(alpha * total)  # Psi[alpha C(K-1,S-1), C(K-1,S-1)]
+    pool = total - start
+    picks = np.sort(rng.choice(pool, size=min(samples, pool), replace=False)) + start
+    order = job_priority(instance)
+    ev = Evaluator(instance)
+    results = []
+    for idx in picks:
+        cat = unrank(int(idx), k, s)
+        sizes = [0] * s
+        for pos, job in enumerate(order):
+            sizes[int(job)] = cat[pos]
+        results.append(_run_category(instance, ev, int(idx), tuple(sizes)))
+    best_jct = min(r.avg_jct for r in results)
+    score = [beta * best_jct / r.avg_jct + (1 - beta) * r.fairness for r in results]  # (34)
+    return results[int(np.argmax(score))], results
+
+
+def _greedy(instance: PlacementInstance, balance: str) -> tuple[int, ...]:
+    """Optimus as described in Section VI-A: one worker per job first (each job, in index
+    order, takes its fastest free worker), then repeatedly the job with the largest marginal
+    JCT reduction gets its fastest free worker, until every worker is used (8c)."""
+    ev = Evaluator(instance)
+    s, k = instance.num_jobs, instance.num_workers
+    free = set(range(k))
+    mine: list[list[int]] = [[] for _ in range(s)]
+
+    def fastest_free(i: int) -> int:
+        return max(free, key=lambda kk: (instance.rho[i, kk], -kk))
+
+    for i in range(s):
+        kk = fastest_free(i)
+        mine[i].append(kk)
+        free.remove(kk)
+    while free:
+        best_gain, best_i, best_k = -float("inf"), -1, -1
+        for i in range(s):
+            kk = fastest_free(i)
+            gain = ev.job_jct(i, mine[i], balance) - ev.job_jct(i, mine[i] + [kk], balance)
+            if gain > best_gain:
+                best_gain, best_i, best_k = gain, i, kk
+        mine[best_i].append(best_k)
+        free.remove(best_k)
+    assignment = [-1] * k
+    for i, ks in enumerate(mine):
+        for kk in ks:
+            assignment[kk] = i
+    return tuple(assignment)
+
+
+def optimus(instance: PlacementInstance) -> tuple[int, ...]:
+    return _greedy(instance, "equal")
+
+
+def optimus_lb(instance: PlacementInstance) -> tuple[int, ...]:
+    return _greedy(instance, "proportional")
+
+
+EXHAUSTIVE_LIMIT = 60_000_000
+
+
+def exhaustive(instance: PlacementInstance, chunk: int = 1 << 20) -> tuple[tuple[int, ...], int]:
+    """Every assignment of K workers to S jobs (S^K of them), vectorised in chunks; returns the
+    best surjective assignment and the number of feasible ones examined."""
+    s, k = instance.num_jobs, instance.num_workers
+    total = s**k
+    if total > EXHAUSTIVE_LIMIT:
+        raise OptionError(
+            "--method",
+            "exhaustive",
+            f"S^K = {s}^{k} = {total:.3g} assignments exceeds {EXHAUSTIVE_LIMIT:.0e}; "
+            "use --method exact",
+        )
+    ev = Evaluator(instance)
+    powers = s ** np.arange(k, dtype=np.int64)
+    best_val, best = float("inf"), None
+    feasible = 0
+    for lo in range(0, total, chunk):
+        codes = np.arange(lo, min(lo + chunk, total), dtype=np.int64)
+        a = (codes[:, None] // powers[None, :]) % s
+        ok = np.ones(len(codes), dtype=bool)
+        for i in range(s):
+            ok &= (a == i).any(axis=1)
+        a = a[ok]
+        if not len(a):
+            continue
+        feasible += len(a)
+        vals = ev.avg_jct(a)
+        j = int(np.argmin(vals))
+        if vals[j] < best_val:
+            best_val, best = float(vals[j]), tuple(int(x) for x in a[j])
+    assert best is not None
+    return best, feasible

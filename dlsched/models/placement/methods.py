@@ -1,0 +1,231 @@
+"""Named methods of the placement family; every one returns a checker-verified Outcome."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from dlsched.errors import OptionError
+from dlsched.instances.placement import PlacementInstance
+from dlsched.models import Method, MethodOptions
+from dlsched.models.placement import heuristics as H
+from dlsched.models.placement.categories import num_categories, validate_category
+from dlsched.models.placement.exact import EXACT_BACKENDS, solve_exact, solve_p3
+from dlsched.models.placement.model import build_las, counts_from_values, expand_counts
+from dlsched.models.placement.outcome import placement_outcome
+from dlsched.result import Outcome
+from dlsched.schedule import Placement
+from dlsched.solvers import solve
+from dlsched.solvers.base import Status
+
+
+def _category(instance: PlacementInstance, opts: MethodOptions) -> tuple[int, ...] | None:
+    cat = opts.param("category")
+    if cat is None:
+        return None
+    cat = tuple(int(c) for c in cat)
+    validate_category(cat, instance.num_workers, instance.num_jobs)
+    return cat
+
+
+def run_exact(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
+    backend = opts.param("backend", "scip")
+    if backend == "oa":
+        backend = "highs"
+    if backend not in EXACT_BACKENDS:
+        raise OptionError("--backend", backend, f"exact P1 supports {', '.join(EXACT_BACKENDS)}")
+    return solve_exact(instance, _category(instance, opts), backend, opts.solve)
+
+
+def run_p3(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
+    cat = _category(instance, opts)
+    if cat is None:
+        raise OptionError("--category", None, "p3 needs a category K_1,...,K_S")
+    t0 = time.perf_counter()
+    value, placement, lp_status = solve_p3(instance, cat, opts.solve)
+    return placement_outcome(
+        instance,
+        "p3",
+        placement,
+        status=Status.FEASIBLE,
+        wall_time=time.perf_counter() - t0,
+        details={"category": list(cat), "p3_total_throughput": value, "p3_status": str(lp_status)},
+    )
+
+
+def _market_details(best: H.CategoryResult, examined: list[H.CategoryResult]) -> dict[str, Any]:
+    return {
+        "category": list(best.category),
+        "category_index": best.index,
+        "categories_examined": len(examined),
+        "total_throughput": best.throughput,
+        "pricing_rounds_max": max(r.rounds for r in examined),
+        "pricing_rounds_over_pmax": max(r.rounds / r.p_max for r in examined),
+    }
+
+
+def _run_has(instance: PlacementInstance, opts: MethodOptions, variant: str) -> Outcome:
+    t0 = time.perf_counter()
+    best, examined = H.has(instance, only=_category(instance, opts), variant=variant)
+    name = "has" if variant == "clearing" else f"has-{variant}"
+    return placement_outcome(
+        instance,
+        name,
+        Placement(best.assignment),
+        status=Status.FEASIBLE,
+        wall_time=time.perf_counter() - t0,
+        claimed=best.avg_jct,
+        details={
+            **_market_details(best, examined),
+            "categories_total": num_categories(instance.num_workers, instance.num_jobs),
+        },
+    )
+
+
+def run_has(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
+    return _run_has(instance, opts, "clearing")
+
+
+def run_has_paper(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
+    return _run_has(instance, opts, "paper")
+
+
+def run_has_literal(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
+    return _run_has(instance, opts, "literal")
+
+
+def run_jps(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
+    t0 = time.perf_counter()
+    alpha = float(opts.param("alpha", 0.7))
+    beta = float(opts.param("beta", 1.0))
+    samples = int(opts.param("samples", 20))
+    rng = np.random.default_rng(opts.solve.seed)
+    best, examined = H.jps(instance, alpha, beta, samples, rng)
+    return placement_outcome(
+        instance,
+        "jps",
+        Placement(best.assignment),
+        status=Status.FEASIBLE,
+        wall_time=time.perf_counter() - t0,
+        claimed=best.avg_jct,
+        details={
+            **_market_details(best, examined),
+            "alpha": alpha,
+            "beta": beta,
+            "samples": samples,
+            "seed": opts.solve.seed,
+            "fairness_selected": best.fairness,
+        },
+    )
+
+
+def run_optimus(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
+    t0 = time.perf_counter()
+    a = H.optimus(instance)
+    return placement_outcome(
+        instance,
+        "optimus",
+        Placement(a),
+        status=Status.FEASIBLE,
+        wall_time=time.perf_counter() - t0,
+        balance="equal",
+        details={"data_split": "equal"},
+    )
+
+
+def run_optimus_lb(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
+    t0 = time.perf_counter()
+    a = H.optimus_lb(instance)
+    return placement_outcome(
+        instance,
+        "optimus-lb",
+        Placement(a),
+        status=Status.FEASIBLE,
+        wall_time=time.perf_counter() - t0,
+        details={"data_split": "proportional"},
+    )
+
+
+def run_las(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
+    """Max-min fair placement (Section IV-A), lexicographic: max min ratio, then max sum."""
+    t0 = time.perf_counter()
+    m1 = build_las(instance)
+    r1 = solve(m1, "highs", opts.solve)
+    if r1.status != Status.OPTIMAL or r1.objective is None:
+        return placement_outcome(
+            instance, "las", None, status=r1.status, wall_time=time.perf_counter() - t0, solver=r1
+        )
+    m2 = build_las(instance, min_ratio=r1.objective * (1 - 1e-9))
+    r2 = solve(m2, "highs", opts.solve)
+    res, m = (r2, m2) if r2.has_solution else (r1, m1)
+    a = expand_counts(m._groups, counts_from_values(m, dict(res.values)), instance.num_workers)
+    return placement_outcome(
+        instance,
+        "las",
+        Placement(a),
+        status=Status.FEASIBLE,
+        wall_time=time.perf_counter() - t0,
+        solver=res,
+        details={"las_max_min_ratio": r1.objective},
+    )
+
+
+def run_exhaustive(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
+    t0 = time.perf_counter()
+    a, n = H.exhaustive(instance)
+    wall = time.perf_counter() - t0
+    from dlsched.check import check_placement
+
+    value = check_placement(instance, Placement(a)).avg_jct
+    return placement_outcome(
+        instance,
+        "exhaustive",
+        Placement(a),
+        status=Status.OPTIMAL,
+        wall_time=wall,
+        bound=value,
+        details={"assignments_examined": n},
+    )
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method(
+            "exact",
+            run_exact,
+            "certified optimum of P1 (P2 with --category)",
+            True,
+            ("backend", "category"),
+        ),
+        Method("p3", run_p3, "P3 LP: max throughput for a category", False, ("category",)),
+        Method("has", run_has, "HAS, Algorithm 2 over every category", False, ("category",)),
+        Method(
+            "has-paper",
+            run_has_paper,
+            "HAS with price rule (22) as printed: one worker of K_c rises",
+            False,
+            ("category",),
+        ),
+        Method(
+            "has-literal",
+            run_has_literal,
+            "HAS with the printed tie rule (may not terminate: Theorem 1 check)",
+            False,
+            ("category",),
+        ),
+        Method(
+            "jps",
+            run_jps,
+            "JPS, Algorithm 3 (alpha, beta, samples, seed)",
+            False,
+            ("alpha", "beta", "samples"),
+        ),
+        Method("optimus", run_optimus, "Optimus greedy, equal data split", False),
+        Method("optimus-lb", run_optimus_lb, "Optimus greedy, proportional split", False),
+        Method("las", run_las, "LAS max-min fair placement (Tiresias)", False),
+        Method("exhaustive", run_exhaustive, "all S^K worker selections", True),
+    )
+}

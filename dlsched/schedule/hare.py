@@ -1,0 +1,98 @@
+"""Task schedules of the hare family (Hare_Sched, seed 002). Only :mod:`dlsched.check` decides
+whether they are feasible and what they cost."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from dlsched.instances.hare import HareInstance
+
+Task = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """Task (job, round, index) trains on ``gpu`` (an index into ``instance.gpus``) from
+    ``start``."""
+
+    job: int
+    round: int
+    index: int
+    gpu: int
+    start: float
+
+    @property
+    def task(self) -> Task:
+        return (self.job, self.round, self.index)
+
+
+@dataclass(frozen=True)
+class TaskSchedule:
+    """A schedule of every task: GPU assignment y and start time x of Hare_Sched (4)-(8)."""
+
+    entries: tuple[TaskEntry, ...]
+
+    @classmethod
+    def from_mapping(cls, assignment: Mapping[Task, tuple[int, float]]) -> TaskSchedule:
+        """Build from ``{(n, r, k): (gpu, start)}``."""
+        return cls.from_items((t, g, s) for t, (g, s) in assignment.items())
+
+    @classmethod
+    def from_items(cls, items: Iterable[tuple[Task, int, float]]) -> TaskSchedule:
+        entries = [TaskEntry(t[0], t[1], t[2], int(g), float(s)) for t, g, s in items]
+        entries.sort(key=lambda e: (e.start, e.gpu, e.task))
+        return cls(tuple(entries))
+
+    def as_dict(self) -> dict[Task, tuple[int, float]]:
+        return {e.task: (e.gpu, e.start) for e in self.entries}
+
+    def on_gpu(self, m: int) -> tuple[TaskEntry, ...]:
+        """Tasks of GPU m in order of start."""
+        return tuple(sorted((e for e in self.entries if e.gpu == m), key=lambda e: e.start))
+
+    def to_json(self, instance: HareInstance) -> dict[str, Any]:
+        return {
+            "tasks": [
+                {
+                    "job": instance.jobs[e.job].name,
+                    "round": e.round,
+                    "index": e.index,
+                    "gpu": instance.gpus[e.gpu],
+                    "start": e.start,
+                    "train_end": e.start + instance.jobs[e.job].train_time[e.gpu],
+                    "finish": e.start
+                    + instance.jobs[e.job].train_time[e.gpu]
+                    + instance.jobs[e.job].sync_time[e.gpu],
+                }
+                for e in self.entries
+            ],
+            "gpus": {
+                g: [f"{instance.jobs[e.job].name}/r{e.round}/t{e.index}" for e in self.on_gpu(m)]
+                for m, g in enumerate(instance.gpus)
+            },
+        }
+
+    def to_frame(self, instance: HareInstance) -> pd.DataFrame:
+        import pandas as pd
+
+        rows = []
+        for e in self.entries:
+            job = instance.jobs[e.job]
+            tc, ts = job.train_time[e.gpu], job.sync_time[e.gpu]
+            rows.append(
+                {
+                    "job": job.name,
+                    "round": e.round,
+                    "index": e.index,
+                    "gpu": instance.gpus[e.gpu],
+                    "start": e.start,
+                    "train_end": e.start + tc,
+                    "finish": e.start + tc + ts,
+                }
+            )
+        return pd.DataFrame(rows)

@@ -1,0 +1,78 @@
+"""``solve(model, backend, options) -> SolveResult`` over a small registry of backends.
+
+Backends are looked up by name; nothing is imported or probed until a backend is used.
+
+=========  ===========================================  =============================
+name       what                                          model classes
+=========  ===========================================  =============================
+highs      HiGHS 1.13 through Pyomo                      LP, MILP
+scip       SCIP through Pyomo (pyscipopt)                LP, MILP, MINLP (global)
+cpsat      OR-Tools CP-SAT through a Pyomo bridge        integer linear (exact scaling)
+=========  ===========================================  =============================
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dlsched.errors import OptionError
+from dlsched.solvers.base import OPTIMALITY_GAP, SolveOptions, SolveResult, Status, relative_gap
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    module: str  # the Python package the backend needs
+    features: frozenset[str]
+    run: Callable[[Any, SolveOptions], SolveResult]
+
+    def available(self) -> bool:
+        return importlib.util.find_spec(self.module) is not None
+
+
+def _pyomo_run(name: str) -> Callable[[Any, SolveOptions], SolveResult]:
+    def run(model: Any, options: SolveOptions) -> SolveResult:
+        from dlsched.solvers.pyomo_backend import PyomoSolver
+
+        return PyomoSolver(name).solve(model, options)
+
+    return run
+
+
+def _cpsat_run(model: Any, options: SolveOptions) -> SolveResult:
+    from dlsched.solvers.cpsat_bridge import solve_cpsat
+
+    return solve_cpsat(model, options)
+
+
+BACKENDS: dict[str, Backend] = {
+    "highs": Backend("highs", "highspy", frozenset({"lp", "milp"}), _pyomo_run("highs")),
+    "scip": Backend("scip", "pyscipopt", frozenset({"lp", "milp", "minlp"}), _pyomo_run("scip")),
+    "cpsat": Backend("cpsat", "ortools", frozenset({"ilp"}), _cpsat_run),
+}
+
+
+def solve(model: Any, backend: str = "highs", options: SolveOptions | None = None) -> SolveResult:
+    """Solve a Pyomo model with the named backend. Never mutates the result into the model's
+    bookkeeping beyond Pyomo variable values; the returned result carries everything."""
+    if backend not in BACKENDS:
+        raise OptionError("backend", backend, f"unknown backend (known: {', '.join(BACKENDS)})")
+    b = BACKENDS[backend]
+    if not b.available():
+        raise OptionError("backend", backend, f"not installed (needs the '{b.module}' package)")
+    return b.run(model, options or SolveOptions())
+
+
+__all__ = [
+    "BACKENDS",
+    "OPTIMALITY_GAP",
+    "Backend",
+    "SolveOptions",
+    "SolveResult",
+    "Status",
+    "relative_gap",
+    "solve",
+]

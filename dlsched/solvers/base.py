@@ -1,0 +1,106 @@
+"""Solver-independent option and result types."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from dlsched.errors import OptionError
+
+#: Relative gap under which a proven bound certifies optimality (FORMULATIONS.md, "Exact").
+OPTIMALITY_GAP = 1e-6
+
+
+class Status(StrEnum):
+    OPTIMAL = "optimal"  # solver proved optimality (gap <= OPTIMALITY_GAP)
+    FEASIBLE = "feasible"  # an incumbent, optimality not proven (stopped for another reason)
+    TIME_LIMIT = "time_limit"  # stopped by the time limit; incumbent may be None
+    INFEASIBLE = "infeasible"  # proven infeasible
+    ERROR = "error"  # the solver failed
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """A small typed config plus a pass-through dict of backend-specific options."""
+
+    time_limit: float | None = None
+    mip_gap: float = 1e-7
+    seed: int = 0
+    threads: int = 1
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.time_limit is not None and not (self.time_limit > 0):
+            raise OptionError("time_limit", self.time_limit, "must be a positive number of seconds")
+        if not (0 <= self.mip_gap < 1):
+            raise OptionError("mip_gap", self.mip_gap, "must lie in [0, 1)")
+        if self.threads < 1:
+            raise OptionError("threads", self.threads, "must be at least 1")
+
+    def with_(self, **changes: Any) -> SolveOptions:
+        return replace(self, **changes)
+
+    def remaining(self, elapsed: float) -> float | None:
+        if self.time_limit is None:
+            return None
+        return max(self.time_limit - elapsed, 0.01)
+
+
+def relative_gap(objective: float | None, bound: float | None, sense: str = "min") -> float | None:
+    """(incumbent - bound) / max(|incumbent|, 1e-10) for minimization; None if unknown."""
+    if objective is None or bound is None:
+        return None
+    if not (math.isfinite(objective) and math.isfinite(bound)):
+        return None
+    diff = objective - bound if sense == "min" else bound - objective
+    return max(diff, 0.0) / max(abs(objective), 1e-10)
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """What a backend returns. Values are keyed by the Pyomo variable name (e.g. ``n[0,3]``)."""
+
+    status: Status
+    objective: float | None
+    bound: float | None
+    wall_time: float
+    backend: str
+    backend_version: str
+    sense: str = "min"
+    values: Mapping[str, float] = field(default_factory=dict, repr=False)
+    message: str = ""
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float | None:
+        if self.status == Status.OPTIMAL:
+            g = relative_gap(self.objective, self.bound, self.sense)
+            return 0.0 if g is None else g
+        return relative_gap(self.objective, self.bound, self.sense)
+
+    @property
+    def has_solution(self) -> bool:
+        return self.objective is not None and bool(self.values)
+
+    def value(self, var: Any) -> float:
+        """Value of a Pyomo variable (data object) in this result."""
+        return self.values[var.name]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "status": str(self.status),
+            "objective": self.objective,
+            "bound": self.bound,
+            "gap": self.gap,
+            "wall_time": self.wall_time,
+            "backend": self.backend,
+            "backend_version": self.backend_version,
+            **({"message": self.message} if self.message else {}),
+            **dict(self.info),
+        }

@@ -1,0 +1,163 @@
+"""CP-SAT through a bridge from a Pyomo model.
+
+The bridge reads every active constraint and the objective with Pyomo's
+``generate_standard_repn`` and rebuilds them in ``ortools.sat.python.cp_model``. CP-SAT is an
+integer solver: every variable must be integer or binary with finite bounds, and every
+constraint must be linear. Float coefficients are scaled row by row by the smallest power of
+ten that makes them integral (up to 1e9); the objective scale is recorded in ``info``. A model
+that cannot be represented exactly raises :class:`BridgeError` instead of being rounded.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+from typing import Any
+
+from dlsched.errors import DlschedError
+from dlsched.solvers.base import SolveOptions, SolveResult, Status
+
+MAX_SCALE = 10**9
+
+
+class BridgeError(DlschedError):
+    """The Pyomo model cannot be given to CP-SAT exactly."""
+
+
+def integer_scale(numbers: list[float], what: str) -> int:
+    """Smallest power of ten s <= 1e9 with s * x integral for every x (within 1e-9)."""
+    scale = 1
+    while scale <= MAX_SCALE:
+        if all(
+            abs(x * scale - round(x * scale)) <= 1e-9 * max(1.0, abs(x * scale)) for x in numbers
+        ):
+            return scale
+        scale *= 10
+    bad = next(x for x in numbers if Fraction(x).limit_denominator(MAX_SCALE) != Fraction(x))
+    raise BridgeError(f"{what}: coefficient {bad!r} has no exact integer scaling up to 1e9")
+
+
+def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
+    import pyomo.environ as pyo
+    from ortools.sat.python import cp_model
+    from pyomo.repn.standard_repn import generate_standard_repn
+
+    cp = cp_model.CpModel()
+    cvars: dict[int, Any] = {}
+    names: dict[str, Any] = {}
+
+    def var(v: Any) -> Any:
+        key = id(v)
+        if key not in cvars:
+            if not (v.is_integer() or v.is_binary()):
+                raise BridgeError(
+                    f"variable {v.name} is continuous; CP-SAT needs integer variables"
+                )
+            lb, ub = v.bounds
+            if v.is_fixed():
+                lb = ub = v.value
+            if lb is None or ub is None:
+                raise BridgeError(
+                    f"variable {v.name} needs finite bounds for CP-SAT, has {(lb, ub)}"
+                )
+            cvars[key] = cp.NewIntVar(math.ceil(lb - 1e-9), math.floor(ub + 1e-9), v.name)
+            names[v.name] = cvars[key]
+        return cvars[key]
+
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        repn = generate_standard_repn(con.body, quadratic=False)
+        if not repn.is_linear():
+            raise BridgeError(
+                f"constraint {con.name} is nonlinear; CP-SAT bridge takes linear models"
+            )
+        coefs = [float(c) for c in repn.linear_coefs]
+        lo = None if con.lower is None else float(pyo.value(con.lower)) - float(repn.constant)
+        hi = None if con.upper is None else float(pyo.value(con.upper)) - float(repn.constant)
+        scale = integer_scale(coefs + [x for x in (lo, hi) if x is not None], con.name)
+        expr = sum(
+            int(round(c * scale)) * var(v) for c, v in zip(coefs, repn.linear_vars, strict=True)
+        )
+        if lo is not None and hi is not None and lo == hi:
+            cp.Add(expr == int(round(lo * scale)))
+        else:
+            if lo is not None:
+                cp.Add(expr >= math.ceil(lo * scale - 1e-9))
+            if hi is not None:
+                cp.Add(expr <= math.floor(hi * scale + 1e-9))
+    objs = list(model.component_data_objects(pyo.Objective, active=True))
+    if len(objs) != 1:
+        raise BridgeError(f"model must have exactly one active objective, found {len(objs)}")
+    obj = objs[0]
+    repn = generate_standard_repn(obj.expr, quadratic=False)
+    if not repn.is_linear():
+        raise BridgeError("objective is nonlinear; CP-SAT bridge takes linear models")
+    coefs = [float(c) for c in repn.linear_coefs]
+    oscale = integer_scale(coefs, "objective")
+    oexpr = sum(
+        int(round(c * oscale)) * var(v) for c, v in zip(coefs, repn.linear_vars, strict=True)
+    )
+    sense = "max" if obj.sense == pyo.maximize else "min"
+    if sense == "max":
+        cp.Maximize(oexpr)
+    else:
+        cp.Minimize(oexpr)
+    # variables that appear nowhere still need a value
+    for v in model.component_data_objects(pyo.Var, active=True):
+        var(v)
+    return cp, names, oscale, float(repn.constant), sense
+
+
+def solve_cpsat(model: Any, options: SolveOptions | None = None) -> SolveResult:
+    import ortools
+    from ortools.sat.python import cp_model
+
+    options = options or SolveOptions()
+    t0 = time.perf_counter()
+    cp, names, oscale, offset, sense = _to_cpsat(model)
+    solver = cp_model.CpSolver()
+    solver.parameters.random_seed = options.seed
+    solver.parameters.num_workers = max(1, options.threads)
+    solver.parameters.relative_gap_limit = options.mip_gap
+    if options.time_limit is not None:
+        solver.parameters.max_time_in_seconds = options.remaining(time.perf_counter() - t0)
+    for key, val in options.extra.items():
+        setattr(solver.parameters, key, val)
+    code = solver.Solve(cp)
+    wall = time.perf_counter() - t0
+    has_sol = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    obj = solver.ObjectiveValue() / oscale + offset if has_sol else None
+    bound = (
+        solver.BestObjectiveBound() / oscale + offset
+        if has_sol or code == cp_model.UNKNOWN
+        else None
+    )
+    values = {n: float(solver.Value(v)) for n, v in names.items()} if has_sol else {}
+    if code == cp_model.OPTIMAL:
+        status = Status.OPTIMAL
+    elif code == cp_model.INFEASIBLE:
+        status = Status.INFEASIBLE
+    elif code in (cp_model.FEASIBLE, cp_model.UNKNOWN):
+        hit_limit = options.time_limit is not None and wall >= 0.95 * options.time_limit
+        status = Status.TIME_LIMIT if hit_limit or not has_sol else Status.FEASIBLE
+    else:
+        status = Status.ERROR
+    # CP-SAT stops at relative_gap_limit; only call it optimal when the gap is tiny.
+    if status == Status.OPTIMAL and obj is not None and bound is not None:
+        from dlsched.solvers.base import OPTIMALITY_GAP, relative_gap
+
+        g = relative_gap(obj, bound, sense)
+        if g is not None and g > OPTIMALITY_GAP:
+            status = Status.FEASIBLE
+    return SolveResult(
+        status,
+        obj,
+        bound,
+        wall,
+        "cpsat",
+        ortools.__version__,
+        sense,
+        values,
+        message=solver.StatusName(code),
+        info={"objective_scale": oscale},
+    )

@@ -1,0 +1,137 @@
+"""HiGHS and SCIP through Pyomo's solver interface (``pyomo.contrib.solver``).
+
+HiGHS (highspy, linked statically in 1.13.1 so it coexists with OR-Tools) solves LPs and MILPs;
+SCIP (pyscipopt) also solves MINLPs with nonlinear constraints to global optimality.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dlsched.solvers.base import OPTIMALITY_GAP, SolveOptions, SolveResult, Status, relative_gap
+
+_PYOMO_NAMES = {"highs": "highs", "scip": "scip_direct"}
+
+
+def _factory(name: str) -> Any:
+    import pyomo.environ  # noqa: F401  (the new factory needs the environment registered)
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    return SolverFactory(_PYOMO_NAMES[name])
+
+
+def _backend_options(name: str, options: SolveOptions) -> dict[str, Any]:
+    if name == "highs":
+        opts: dict[str, Any] = {"random_seed": options.seed, "threads": options.threads}
+    else:
+        opts = {
+            "randomization/randomseedshift": options.seed,
+            "parallel/maxnthreads": options.threads,
+        }
+    opts.update(options.extra)
+    return opts
+
+
+def _objective_sense(model: Any) -> str:
+    import pyomo.environ as pyo
+
+    objs = list(model.component_data_objects(pyo.Objective, active=True))
+    if len(objs) != 1:
+        raise ValueError(f"model must have exactly one active objective, found {len(objs)}")
+    return "max" if objs[0].sense == pyo.maximize else "min"
+
+
+def collect_values(model: Any) -> dict[str, float]:
+    import pyomo.environ as pyo
+
+    return {
+        v.name: float(v.value)
+        for v in model.component_data_objects(pyo.Var, active=True)
+        if v.value is not None
+    }
+
+
+class PyomoSolver:
+    """One solver object per model; re-solving after adding constraints reuses it (HiGHS is
+    persistent in Pyomo's interface, which the outer-approximation loop relies on)."""
+
+    def __init__(self, name: str) -> None:
+        if name not in _PYOMO_NAMES:
+            raise ValueError(name)
+        self.name = name
+        self._opt = _factory(name)
+
+    def version(self) -> str:
+        v = self._opt.version()
+        return ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+
+    def solve(self, model: Any, options: SolveOptions | None = None) -> SolveResult:
+        from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+        options = options or SolveOptions()
+        sense = _objective_sense(model)
+        kwargs: dict[str, Any] = {
+            "load_solutions": False,
+            "raise_exception_on_nonoptimal_result": False,
+            "rel_gap": options.mip_gap,
+            "solver_options": _backend_options(self.name, options),
+        }
+        if options.time_limit is not None:
+            kwargs["time_limit"] = options.time_limit
+        t0 = time.perf_counter()
+        try:
+            res = self._opt.solve(model, **kwargs)
+        except Exception as e:  # solver crash: an explicit status, never a silent pass
+            return SolveResult(
+                Status.ERROR,
+                None,
+                None,
+                time.perf_counter() - t0,
+                self.name,
+                self.version(),
+                sense,
+                message=f"{type(e).__name__}: {e}",
+            )
+        wall = time.perf_counter() - t0
+        tc = res.termination_condition
+        has_sol = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
+        obj = (
+            float(res.incumbent_objective)
+            if has_sol and res.incumbent_objective is not None
+            else None
+        )
+        bound = res.objective_bound
+        bound = float(bound) if bound is not None else None
+        values: dict[str, float] = {}
+        if has_sol:
+            res.solution_loader.load_vars()
+            values = collect_values(model)
+        gap = relative_gap(obj, bound, sense)
+        if tc == TerminationCondition.convergenceCriteriaSatisfied and obj is not None:
+            status = Status.OPTIMAL if (gap is None or gap <= OPTIMALITY_GAP) else Status.FEASIBLE
+            if bound is None:
+                bound = obj  # LP / proven optimum without a reported bound
+        elif tc == TerminationCondition.maxTimeLimit:
+            status = Status.TIME_LIMIT
+        elif tc in (
+            TerminationCondition.provenInfeasible,
+            TerminationCondition.locallyInfeasible,
+            TerminationCondition.infeasibleOrUnbounded,
+        ):
+            status = Status.INFEASIBLE
+        elif obj is not None:
+            status = Status.FEASIBLE
+        else:
+            status = Status.ERROR
+        return SolveResult(
+            status,
+            obj,
+            bound,
+            wall,
+            self.name,
+            self.version(),
+            sense,
+            values,
+            message="" if status in (Status.OPTIMAL,) else str(tc),
+        )

@@ -1,0 +1,182 @@
+"""Exact routes of Hare_Sched agree with each other and with brute force; relaxation <= optimum;
+Algorithm 1 and baselines are feasible and never beat the optimum (seed 002)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dlsched.check.hare import check_schedule
+from dlsched.instances import load
+from dlsched.instances.hare import HareInstance, HareJob
+from dlsched.models import MethodOptions, run_method
+from dlsched.models.hare import METHODS
+from dlsched.models.hare.rounding import list_schedule
+from dlsched.solvers import SolveOptions, Status
+
+OPTS = MethodOptions(solve=SolveOptions(time_limit=60))
+
+
+def brute_force(inst: HareInstance) -> float:
+    """Minimum over every task order (rounds in order) and every assignment of the semi-active
+    list schedule; every semi-active schedule arises this way (sorted by start)."""
+    tasks = inst.tasks
+    best = math.inf
+    for order in itertools.permutations(tasks):
+        pos = {t: p for p, t in enumerate(order)}
+        if any(
+            pos[(n, r - 1, k2)] > pos[(n, r, k)]
+            for (n, r, k) in tasks
+            if r > 0
+            for k2 in range(inst.jobs[n].tasks_per_round)
+        ):
+            continue
+        for assign in itertools.product(range(inst.num_gpus), repeat=len(tasks)):
+            a = dict(zip(tasks, assign, strict=True))
+            phi = [0.0] * inst.num_gpus
+            fin: dict[tuple[int, int], float] = {}
+            comp = [0.0] * inst.num_jobs
+            for t in order:
+                n, r, _ = t
+                j = inst.jobs[n]
+                g = a[t]
+                ready = j.arrival if r == 0 else fin[(n, r - 1)]
+                s = max(ready, phi[g])
+                phi[g] = s + j.train_time[g]
+                f = phi[g] + j.sync_time[g]
+                fin[(n, r)] = max(fin.get((n, r), f), f)
+                comp[n] = max(comp[n], f)
+            best = min(best, sum(j.weight * c for j, c in zip(inst.jobs, comp, strict=True)))
+    return best
+
+
+@st.composite
+def tiny_instances(draw, max_tasks: int = 4, max_gpus: int = 2):
+    gpus = draw(st.integers(1, max_gpus))
+    jobs = []
+    budget = max_tasks
+    for n in range(draw(st.integers(1, 2))):
+        rounds = draw(st.integers(1, 2))
+        tasks = draw(st.integers(1, 2))
+        if rounds * tasks > budget:
+            break
+        budget -= rounds * tasks
+        half = st.integers(1, 8).map(lambda v: v / 2)
+        jobs.append(
+            HareJob(
+                name=f"j{n}",
+                arrival=draw(st.integers(0, 3)) / 2,
+                weight=draw(st.integers(1, 3)),
+                rounds=rounds,
+                tasks_per_round=tasks,
+                train_time=tuple(draw(half) for _ in range(gpus)),
+                sync_time=tuple(draw(st.integers(0, 2)) / 2 for _ in range(gpus)),
+            )
+        )
+    if not jobs:
+        jobs.append(HareJob("j0", 0.0, 1.0, 1, 1, (1.0,) * gpus, (0.0,) * gpus))
+    return HareInstance(name="hyp", gpus=tuple(f"g{k}" for k in range(gpus)), jobs=tuple(jobs))
+
+
+def test_toy_instance_known_optimum():
+    inst = load("hare/toy-2gpu")
+    assert brute_force(inst) == pytest.approx(13.5)
+    for m in ("exact", "exact-cpsat", "exact-milp"):
+        out = run_method(inst, m, OPTS)
+        assert out.status == Status.OPTIMAL
+        assert out.objective == pytest.approx(13.5, rel=1e-6)
+        assert out.evaluation.objective == out.objective
+    out = run_method(inst, "exact-cpsat", OPTS)
+    assert out.details["time_scale"] == 10  # 0.5 needs one decimal
+
+
+@settings(
+    max_examples=25, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(tiny_instances())
+def test_cpsat_milp_brute_force_agree(inst):
+    cp = run_method(inst, "exact-cpsat", OPTS)
+    mi = run_method(inst, "exact-milp", OPTS)
+    assert cp.status == Status.OPTIMAL and mi.status == Status.OPTIMAL
+    bf = brute_force(inst)
+    assert cp.objective == pytest.approx(bf, rel=1e-6, abs=1e-6)
+    assert mi.objective == pytest.approx(bf, rel=1e-6, abs=1e-6)
+
+
+@settings(
+    max_examples=15, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(tiny_instances(max_tasks=5, max_gpus=3))
+def test_relaxation_below_and_heuristics_above_optimum(inst):
+    opt = run_method(inst, "exact-cpsat", OPTS)
+    assert opt.status == Status.OPTIMAL
+    rel = run_method(inst, "relaxation", OPTS)
+    assert rel.solution is None and rel.objective is None
+    assert rel.bound <= opt.objective * (1 + 1e-6)
+    strong = run_method(inst, "relaxation-strong", OPTS)
+    assert rel.bound - 1e-6 <= strong.bound <= opt.objective * (1 + 1e-6)
+    for name in (
+        "hare",
+        "hare-assigned",
+        "hare-eft",
+        "gavel-fifo",
+        "srtf",
+        "sched-homo",
+        "sched-allox",
+        "greedy",
+    ):
+        out = run_method(inst, name, OPTS)
+        assert check_schedule(inst, out.solution).objective == out.objective
+        assert out.objective >= opt.objective * (1 - 1e-9), name
+
+
+def test_scip_quadratic_relaxation_matches_linearized():
+    inst = load("hare/toy-2gpu")
+    lin = run_method(inst, "relaxation", OPTS)
+    quad = run_method(inst, "relaxation", MethodOptions(OPTS.solve, {"backend": "scip"}))
+    assert quad.status == Status.OPTIMAL
+    assert quad.details["relaxation_value"] == pytest.approx(
+        lin.details["relaxation_value"], rel=1e-5
+    )
+
+
+def test_time_limited_run_reports_incumbent_bound_and_gap():
+    inst = load("hare/hetero-4gpu-6jobs")
+    out = run_method(inst, "exact-cpsat", MethodOptions(SolveOptions(time_limit=1.0)))
+    assert out.status in (Status.TIME_LIMIT, Status.OPTIMAL)
+    assert out.objective is not None and out.bound is not None
+    assert out.bound <= out.objective * (1 + 1e-9)
+    assert out.gap is not None and 0 <= out.gap < 1
+
+
+def test_algorithm1_as_written_on_a_hand_example():
+    # one job, one round of two tasks, GPUs (fast, slow): earliest-available puts the second
+    # task on the idle slow GPU (line 12) rather than waiting for the fast one.
+    inst = HareInstance(
+        "h", ("fast", "slow"), (HareJob("j", 0.0, 1.0, 1, 2, (1.0, 10.0), (0.0, 0.0)),)
+    )
+    s = list_schedule(inst, inst.tasks, "earliest-available").as_dict()
+    assert s == {(0, 0, 0): (0, 0.0), (0, 0, 1): (1, 0.0)}
+    s = list_schedule(inst, inst.tasks, "earliest-finish").as_dict()
+    assert s == {(0, 0, 0): (0, 0.0), (0, 0, 1): (0, 1.0)}
+
+
+def test_methods_registry_is_complete():
+    want = {
+        "exact",
+        "exact-cpsat",
+        "exact-milp",
+        "relaxation",
+        "relaxation-strong",
+        "hare",
+        "gavel-fifo",
+        "srtf",
+        "sched-homo",
+        "sched-allox",
+    }
+    assert want <= set(METHODS)
+    assert METHODS["exact"].exact and not METHODS["hare"].exact
