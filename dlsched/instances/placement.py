@@ -162,6 +162,13 @@ def placement_from_dict(data: Any, source: str) -> PlacementInstance:
             )
         )
     jobs_raw = r.array("jobs")
+    if len(workers) < len(jobs_raw):
+        raise InstanceError(
+            source,
+            "workers",
+            len(workers),
+            f"fewer workers ({len(workers)}) than jobs ({len(jobs_raw)}): every job needs one",
+        )
     jobs, rows = [], []
     for i, j in enumerate(jobs_raw):
         jr = r.child("jobs", j, i)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import time
-from fractions import Fraction
 from typing import Any
 
 from dlsched.errors import DlschedError
@@ -26,15 +25,13 @@ class BridgeError(DlschedError):
 
 
 def integer_scale(numbers: list[float], what: str) -> int:
-    """Smallest power of ten s <= 1e9 with s * x integral for every x (within 1e-9)."""
+    """Smallest power of ten s <= 1e9 with every s * x within 1e-6 of an integer."""
     scale = 1
     while scale <= MAX_SCALE:
-        if all(
-            abs(x * scale - round(x * scale)) <= 1e-9 * max(1.0, abs(x * scale)) for x in numbers
-        ):
+        if all(abs(x * scale - round(x * scale)) <= 1e-6 for x in numbers):
             return scale
         scale *= 10
-    bad = next(x for x in numbers if Fraction(x).limit_denominator(MAX_SCALE) != Fraction(x))
+    bad = next(x for x in numbers if abs(x * MAX_SCALE - round(x * MAX_SCALE)) > 1e-6)
     raise BridgeError(f"{what}: coefficient {bad!r} has no exact integer scaling up to 1e9")
 
 

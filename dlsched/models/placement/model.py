@@ -11,7 +11,7 @@ Interchangeable workers (same node and same throughput column) are aggregated in
 with integer counts n[i, g]; a solution is expanded back to workers by
 :func:`expand_counts`. The ring bottleneck (5) with node-level rates is the inter-node rate
 iff a job uses two or more nodes (binary ``spans``), and 2(K_i - 1)/K_i is represented exactly
-by a one-hot choice of K_i.
+by an incremental (unary) encoding of K_i.
 
 The computation term T_i |Pi_i| / V_i is convex in V_i > 0. ``computation="nonlinear"``
 states it as t_i >= T_i |Pi_i| / V_i for a global MINLP solver (SCIP, which detects the
@@ -69,9 +69,14 @@ def build_p1(
     instance: PlacementInstance,
     category: tuple[int, ...] | None = None,
     computation: str = "nonlinear",
-    tangent_points: int = 8,
+    tangent_points: int = 96,
+    symmetry_breaking: bool = True,
 ) -> pyo.ConcreteModel:
-    """P1 (8)/(14), or P2 (16)-(17) when ``category`` = (K_1, ..., K_S) is given."""
+    """P1 (8)/(14), or P2 (16)-(17) when ``category`` = (K_1, ..., K_S) is given.
+
+    ``symmetry_breaking`` orders interchangeable nodes (same multiset of worker groups) by a
+    lexicographic key of their job counts; any solution can be permuted to satisfy it.
+    """
     if computation not in ("nonlinear", "tangents"):
         raise ValueError(f"computation must be 'nonlinear' or 'tangents', not {computation!r}")
     s, k = instance.num_jobs, instance.num_workers
@@ -107,24 +112,29 @@ def build_p1(
     def throughput(m, i):  # (13)
         return m.V[i] == sum(float(grp.rho[i, g]) * m.n[i, g] for g in m.GROUPS)
 
-    # K_i as a one-hot choice; (8b) K_i >= 1 is built in.
-    m.size = pyo.Var(m.JOBS, m.SIZES, domain=pyo.Binary)
+    # K_i in the incremental ("delta") form: step[i, c] = [K_i >= c] for c = 2..K-S+1,
+    # non-increasing in c, so K_i = 1 + sum_c step[i, c] (8b holds by construction) and the
+    # concave ring factor (K_i - 1)/K_i = sum_c (1/(c-1) - 1/c) step[i, c] is exact.
+    m.STEPS = pyo.RangeSet(2, max_size) if max_size >= 2 else pyo.Set(initialize=[])
+    m.step = pyo.Var(m.JOBS, m.STEPS, domain=pyo.Binary)
 
-    @m.Constraint(m.JOBS)
-    def one_size(m, i):
-        return sum(m.size[i, c] for c in m.SIZES) == 1
+    @m.Constraint(m.JOBS, m.STEPS)
+    def steps_in_order(m, i, c):
+        if c == 2:
+            return pyo.Constraint.Skip
+        return m.step[i, c] <= m.step[i, c - 1]
 
     @m.Constraint(m.JOBS)
     def job_size(m, i):  # K_i = sum_k sigma_ik
-        return sum(m.n[i, g] for g in m.GROUPS) == sum(c * m.size[i, c] for c in m.SIZES)
+        return sum(m.n[i, g] for g in m.GROUPS) == 1 + sum(m.step[i, c] for c in m.STEPS)
 
     if category is not None:
         for i in range(s):  # (17)
-            for c in range(1, max_size + 1):
-                m.size[i, c].fix(1 if c == category[i] else 0)
+            for c in range(2, max_size + 1):
+                m.step[i, c].fix(1 if c <= category[i] else 0)
 
-    m.ring = pyo.Expression(  # 1 - 1/K_i = (K_i - 1)/K_i of eq. (6)
-        m.JOBS, rule=lambda m, i: sum((c - 1) / c * m.size[i, c] for c in m.SIZES)
+    m.ring = pyo.Expression(  # (K_i - 1)/K_i of eq. (6)
+        m.JOBS, rule=lambda m, i: sum((1 / (c - 1) - 1 / c) * m.step[i, c] for c in m.STEPS)
     )
     if use_spans:
         m.uses_node = pyo.Var(m.JOBS, m.NODES, domain=pyo.Binary)
@@ -138,6 +148,17 @@ def build_p1(
         @m.Constraint(m.JOBS)
         def spans_nodes(m, i):  # two or more nodes -> the inter-node link is the bottleneck (5)
             return sum(m.uses_node[i, h] for h in m.NODES) <= 1 + (num_nodes - 1) * m.spans[i]
+
+        node_size: dict[int, int] = {}
+        for g, h in enumerate(grp.node):
+            node_size[h] = node_size.get(h, 0) + grp.cap[g]
+        biggest = max(node_size.values())
+
+        @m.Constraint(m.JOBS)
+        def too_big_for_one_node(m, i):  # K_i > largest node => the ring spans nodes
+            if biggest + 1 > max_size:
+                return pyo.Constraint.Skip
+            return m.spans[i] >= m.step[i, biggest + 1]
 
         @m.Constraint(m.JOBS)
         def slow_ring_product(m, i):  # exact for binary spans and ring in [0, 1), b_i >= 0
@@ -165,12 +186,49 @@ def build_p1(
             for v0 in np.geomspace(lo, hi, max(tangent_points, 2)):
                 add_tangent(m, i, float(v0))
 
+    if symmetry_breaking:
+        _break_node_symmetry(m, grp, s)
+
     m.comm = pyo.Expression(m.JOBS, rule=lambda m, i: comm[i])
     m.avg_jct = pyo.Objective(  # (14)
         expr=sum(m.t[i] + m.comm[i] for i in m.JOBS) / s, sense=pyo.minimize
     )
     m._groups = grp  # decoding needs the grouping
     return m
+
+
+def _break_node_symmetry(m: pyo.ConcreteModel, grp: Groups, s: int) -> None:
+    """Identical nodes h1 < h2 < ... get non-increasing keys sum_i B^i n[i, g_h] over the
+    node's first group g_h (B = capacity + 1 makes the key lexicographic in i). Permuting
+    whole identical nodes maps any placement to one that satisfies the order."""
+    by_node: dict[int, list[int]] = {}
+    for g, h in enumerate(grp.node):
+        by_node.setdefault(h, []).append(g)
+    signature: dict[tuple, list[int]] = {}
+    for h, gs in sorted(by_node.items()):
+        sig = tuple(sorted((tuple(np.round(grp.rho[:, g], 9)), grp.cap[g]) for g in gs))
+        signature.setdefault(sig, []).append(h)
+    pairs = []
+    for sig, nodes in signature.items():
+        if len(nodes) < 2:
+            continue
+        col = sig[0][0]
+        first = {
+            h: next(g for g in by_node[h] if tuple(np.round(grp.rho[:, g], 9)) == col)
+            for h in nodes
+        }
+        base = sig[0][1] + 1
+        jobs = min(s, 6)  # keep coefficients <= base^6 for numerical safety; any key is valid
+        for h1, h2 in zip(nodes, nodes[1:], strict=False):
+            pairs.append((first[h1], first[h2], base, jobs))
+    m.SYM = pyo.RangeSet(0, len(pairs) - 1) if pairs else pyo.Set(initialize=[])
+
+    @m.Constraint(m.SYM)
+    def identical_nodes_ordered(m, p):
+        g1, g2, base, jobs = pairs[p]
+        return sum(base**i * m.n[i, g1] for i in range(jobs)) >= sum(
+            base**i * m.n[i, g2] for i in range(jobs)
+        )
 
 
 def add_tangent(m: pyo.ConcreteModel, i: int, v0: float) -> None:
