@@ -180,3 +180,102 @@ def test_methods_registry_is_complete():
     }
     assert want <= set(METHODS)
     assert METHODS["exact"].exact and not METHODS["hare"].exact
+
+
+# --- R || sum w_j C_j special case (one task per job, common arrival) --------------------------
+
+
+@st.composite
+def single_task_instances(draw, max_jobs: int = 4, max_gpus: int = 2):
+    gpus = draw(st.integers(1, max_gpus))
+    arrival = draw(st.integers(0, 2)) / 2
+    half = st.integers(1, 8).map(lambda v: v / 2)
+    jobs = tuple(
+        HareJob(
+            name=f"j{n}",
+            arrival=arrival,
+            weight=draw(st.integers(1, 4)),
+            rounds=1,
+            tasks_per_round=1,
+            train_time=tuple(draw(half) for _ in range(gpus)),
+            sync_time=tuple(draw(st.integers(0, 4)) / 2 for _ in range(gpus)),
+        )
+        for n in range(draw(st.integers(1, max_jobs)))
+    )
+    return HareInstance(name="r-sum-wc", gpus=tuple(f"g{k}" for k in range(gpus)), jobs=jobs)
+
+
+@settings(
+    max_examples=20, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(single_task_instances())
+def test_special_route_matches_brute_force_and_general_routes(inst):
+    from dlsched.models.hare.special import is_single_task_case, solve_single_task
+
+    assert is_single_task_case(inst)
+    bf = brute_force(inst)
+    auto = run_method(inst, "exact", OPTS)
+    assert auto.details["route"] == "special"
+    assert auto.status == Status.OPTIMAL
+    assert auto.objective == pytest.approx(bf, rel=1e-6, abs=1e-6)
+    for model in ("time-indexed", "pairs"):
+        st_, sched, obj, bound, _ = solve_single_task(inst, OPTS.solve, model)
+        assert st_ == Status.OPTIMAL, model
+        assert check_schedule(inst, sched).objective == pytest.approx(bf, rel=1e-6, abs=1e-6)
+        assert obj == pytest.approx(bf, rel=1e-6, abs=1e-6)
+        assert bound <= bf * (1 + 1e-6) + 1e-6
+    general = run_method(inst, "exact", MethodOptions(OPTS.solve, {"backend": "cpsat"}))
+    assert general.details["route"] == "cpsat"
+    assert general.objective == pytest.approx(bf, rel=1e-6, abs=1e-6)
+
+
+def test_special_route_on_a_larger_instance_agrees_with_cpsat():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    jobs = tuple(
+        HareJob(
+            f"j{n}",
+            1.0,
+            float(rng.integers(1, 5)),
+            1,
+            1,
+            tuple(float(rng.integers(1, 6)) for _ in range(3)),
+            tuple(float(rng.integers(0, 3)) for _ in range(3)),
+        )
+        for n in range(7)
+    )
+    inst = HareInstance("r-3x7", ("a", "b", "c"), jobs)
+    special = run_method(inst, "exact", OPTS)
+    general = run_method(inst, "exact-cpsat", OPTS)
+    milp = run_method(inst, "exact", MethodOptions(OPTS.solve, {"backend": "milp"}))
+    assert special.status == general.status == milp.status == Status.OPTIMAL
+    assert special.objective == pytest.approx(general.objective, rel=1e-6)
+    assert special.objective == pytest.approx(milp.objective, rel=1e-6)
+
+
+def test_special_route_rejects_other_instances():
+    from dlsched.errors import OptionError
+
+    inst = load("hare/toy-2gpu")
+    with pytest.raises(OptionError):
+        run_method(inst, "exact", MethodOptions(OPTS.solve, {"backend": "special"}))
+    assert run_method(inst, "exact", OPTS).details["route"] == "cpsat"
+
+
+def test_identical_gpu_symmetry_breaking_keeps_the_optimum():
+    # GPUs 0 and 2 are interchangeable (same T^c and T^s columns for every job)
+    jobs = (
+        HareJob("a", 0.0, 2.0, 2, 1, (2.0, 1.0, 2.0), (0.5, 1.0, 0.5)),
+        HareJob("b", 0.5, 1.0, 1, 2, (1.0, 3.0, 1.0), (0.0, 0.5, 0.0)),
+    )
+    inst = HareInstance("sym", ("t4-0", "v100", "t4-1"), jobs)
+    from dlsched.models.hare.cpsat import gpu_classes, solve_cpsat_native
+
+    assert [0, 2] in gpu_classes(inst)
+    bf = brute_force(inst)
+    for kw in ({}, {"symmetry": False, "use_upper": False, "job_bounds": False}):
+        st_, _, obj, _, _ = solve_cpsat_native(inst, OPTS.solve, None, **kw)
+        assert st_ == Status.OPTIMAL and obj == pytest.approx(bf, rel=1e-6)
+    out = run_method(inst, "exact-cpsat", OPTS)  # with a hint and its objective as upper bound
+    assert out.status == Status.OPTIMAL and out.objective == pytest.approx(bf, rel=1e-6)

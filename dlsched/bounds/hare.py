@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from dlsched.bounds import register_guarantee
 from dlsched.instances import to_dict, write_text_atomic
 from dlsched.instances.hare import HareInstance, HareJob
 from dlsched.models import MethodOptions, run_method
@@ -30,6 +31,15 @@ from dlsched.solvers import SolveOptions, Status
 
 #: Relative slack allowed before a ratio counts as a violation (solver tolerances).
 SLACK = 1e-6
+
+
+def theorem4_guarantee(instance: HareInstance) -> float:
+    """Theorem 4: Algorithm 1 is an alpha(2 + alpha)-approximation."""
+    a = instance.alpha()
+    return a * (2 + a)
+
+
+register_guarantee("hare", "hare", "Theorem 4: alpha(2+alpha)", theorem4_guarantee)
 
 
 @dataclass(frozen=True)

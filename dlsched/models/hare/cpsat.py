@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dlsched.instances.hare import HareInstance, Task
@@ -69,18 +69,65 @@ class CpsatHare:
     start: dict[Task, Any]
     present: dict[tuple[Task, int], Any]
     completion: list[Any]
+    gpu_classes: list[list[int]] = field(default_factory=list)
 
 
-def build_cpsat(instance: HareInstance, data: ScaledData | None = None) -> CpsatHare:
-    """Build Hare_Sched (4)-(8) in CP-SAT; never solves."""
+def gpu_classes(instance: HareInstance) -> list[list[int]]:
+    """GPUs grouped by identical (T^c, T^s) columns over all jobs (interchangeable GPUs)."""
+    groups: dict[tuple[tuple[float, ...], tuple[float, ...]], list[int]] = {}
+    for m in range(instance.num_gpus):
+        key = (tuple(instance.tc[:, m]), tuple(instance.ts[:, m]))
+        groups.setdefault(key, []).append(m)
+    return list(groups.values())
+
+
+def job_lower_bounds(d: ScaledData, instance: HareInstance) -> list[int]:
+    """Per-job fastest round time min_m (T^c + T^s) (scaled); round r starts after
+    a_n + r * this, and C_n >= a_n + R_n * this."""
+    return [min(a + b for a, b in zip(d.tc[n], d.ts[n], strict=True)) for n in range(len(d.tc))]
+
+
+def build_cpsat(
+    instance: HareInstance,
+    data: ScaledData | None = None,
+    *,
+    upper: int | None = None,
+    symmetry: bool = True,
+    job_bounds: bool = True,
+) -> CpsatHare:
+    """Build Hare_Sched (4)-(8) in CP-SAT; never solves.
+
+    ``upper``: the (scaled) objective of a known schedule. Then the model keeps only schedules
+    of objective <= upper, which contain every optimal one; it gives each job a deadline
+    C_n <= (upper - sum_{k != n} w_k LB_k) / w_n with LB_k = a_k + R_k min_m (T^c + T^s).
+    ``job_bounds``: start and completion domains from the per-job chain bound.
+    ``symmetry``: for GPUs with identical columns m < m', the first task (in task order) on m'
+    comes after the first task on m (swapping two such GPUs' schedules maps schedules to
+    schedules of equal cost, and starts are unchanged, so this is compatible with the ordered
+    starts of the identical tasks of one round).
+    """
     from ortools.sat.python import cp_model
 
     d = data or scale_data(instance)
     cp = cp_model.CpModel()
     GPUS = range(instance.num_gpus)
     TASKS = instance.tasks
+    jobs = instance.jobs
     hz = d.horizon
-    start = {i: cp.new_int_var(d.arrival[i[0]], hz, f"x{i}") for i in TASKS}  # (4) in the bounds
+    fast = job_lower_bounds(d, instance)
+    lbc = [d.arrival[n] + j.rounds * fast[n] for n, j in enumerate(jobs)]
+    deadline = [hz] * len(jobs)
+    if upper is not None:
+        total_lb = sum(d.weight[n] * lbc[n] for n in range(len(jobs)))
+        for n in range(len(jobs)):
+            slack = upper - (total_lb - d.weight[n] * lbc[n])
+            deadline[n] = max(lbc[n], min(hz, slack // d.weight[n]))
+    start = {}
+    for i in TASKS:
+        n, r, _ = i
+        lo = d.arrival[n] + (r * fast[n] if job_bounds else 0)
+        hi = deadline[n] - ((jobs[n].rounds - r) * fast[n] if job_bounds else 0)
+        start[i] = cp.new_int_var(lo, max(lo, hi), f"x{i}")  # (4) in the bounds
     present: dict[tuple[Task, int], Any] = {}
     intervals: dict[int, list[Any]] = {m: [] for m in GPUS}
     finish: dict[Task, Any] = {}
@@ -99,21 +146,109 @@ def build_cpsat(instance: HareInstance, data: ScaledData | None = None) -> Cpsat
     for m in GPUS:
         cp.add_no_overlap(intervals[m])  # (8) training intervals on one GPU never overlap
     completion = []
-    for n, job in enumerate(instance.jobs):
+    for n, job in enumerate(jobs):
         for r in range(1, job.rounds):  # (7) round_barrier through a barrier variable
-            b = cp.new_int_var(d.arrival[n], hz, f"b{n},{r}")
+            lo = d.arrival[n] + (r * fast[n] if job_bounds else 0)
+            b = cp.new_int_var(lo, max(lo, deadline[n]), f"b{n},{r}")
             for k in range(job.tasks_per_round):
                 cp.add(b >= finish[(n, r - 1, k)])
                 cp.add(start[(n, r, k)] >= b)
-        c = cp.new_int_var(d.arrival[n], hz, f"C{n}")
+        lo = lbc[n] if job_bounds else d.arrival[n]
+        c = cp.new_int_var(lo, max(lo, deadline[n]), f"C{n}")
         for k in range(job.tasks_per_round):
             cp.add(c >= finish[(n, job.rounds - 1, k)])  # (6) completion
         completion.append(c)
         for r in range(job.rounds):  # identical tasks of one round: ordered starts
             for k in range(job.tasks_per_round - 1):
                 cp.add(start[(n, r, k)] <= start[(n, r, k + 1)])
-    cp.minimize(sum(d.weight[n] * completion[n] for n in range(instance.num_jobs)))
-    return CpsatHare(cp, d, start, present, completion)
+    classes = gpu_classes(instance) if symmetry else []
+    for cls in classes:
+        for m, m2 in zip(cls, cls[1:], strict=False):
+            for p, i in enumerate(TASKS):
+                cp.add(present[(i, m2)] <= sum(present[(t, m)] for t in TASKS[:p]))
+    objective = sum(d.weight[n] * completion[n] for n in range(instance.num_jobs))
+    if upper is not None:
+        cp.add(objective <= upper)
+    cp.minimize(objective)
+    return CpsatHare(cp, d, start, present, completion, classes)
+
+
+def canonical(instance: HareInstance, schedule: TaskSchedule, classes: list[list[int]]):
+    """The same schedule relabelled to satisfy the model's symmetry breaking: tasks of one
+    round by start, then interchangeable GPUs by their first task in task order."""
+    by = schedule.as_dict()
+    items: dict[Task, tuple[int, float]] = {}
+    for n, j in enumerate(instance.jobs):
+        for r in range(j.rounds):
+            vals = sorted((by[(n, r, k)] for k in range(j.tasks_per_round)), key=lambda v: v[1])
+            for k, v in enumerate(vals):
+                items[(n, r, k)] = v
+    relabel = {m: m for m in range(instance.num_gpus)}
+    first = {m: len(instance.tasks) for m in range(instance.num_gpus)}
+    for p, i in enumerate(instance.tasks):
+        g = items[i][0]
+        first[g] = min(first[g], p)
+    for cls in classes:
+        for new, old in zip(cls, sorted(cls, key=lambda m: (first[m], m)), strict=True):
+            relabel[old] = new
+    return TaskSchedule.from_items((i, relabel[g], s) for i, (g, s) in items.items())
+
+
+def hint_candidates(instance: HareInstance) -> list[tuple[str, TaskSchedule]]:
+    """Quick feasible schedules: list schedules by several priorities (both GPU rules),
+    Algorithm 1 on per-job chain starts, and the baselines."""
+    from .baselines import BASELINES
+    from .rounding import list_schedule
+
+    jobs = instance.jobs
+    tc = instance.tc
+    ts = instance.ts
+    fast = (tc + ts).min(axis=1)
+    keys = {
+        "arrival": lambda i: (jobs[i[0]].arrival, i[1], -jobs[i[0]].weight, i[0], i[2]),
+        "smith": lambda i: (
+            -jobs[i[0]].weight / (fast[i[0]] * jobs[i[0]].rounds),
+            i[0],
+            i[1],
+            i[2],
+        ),
+        "release-smith": lambda i: (
+            jobs[i[0]].arrival + i[1] * fast[i[0]] - jobs[i[0]].weight / fast[i[0]],
+            i[0],
+            i[1],
+            i[2],
+        ),
+        "chain-mid": lambda i: (
+            jobs[i[0]].arrival + i[1] * fast[i[0]] + tc[i[0]].max() / 2,
+            i[0],
+            i[1],
+            i[2],
+        ),
+    }
+    out = []
+    for name, key in keys.items():
+        order = sorted(instance.tasks, key=key)
+        for rule in ("earliest-finish", "earliest-available"):
+            try:
+                out.append((f"{name}/{rule}", list_schedule(instance, order, rule)))
+            except ValueError:  # an order breaking the round sequence (cannot happen here)
+                continue
+    for name, fn in BASELINES.items():
+        out.append((name, fn(instance)))
+    return out
+
+
+def best_hint(instance: HareInstance) -> tuple[str, TaskSchedule, float]:
+    """The best of :func:`hint_candidates` by the checker's objective."""
+    from dlsched.check.hare import check_schedule
+
+    best = None
+    for name, sched in hint_candidates(instance):
+        obj = check_schedule(instance, sched).objective
+        if best is None or obj < best[2]:
+            best = (name, sched, obj)
+    assert best is not None
+    return best
 
 
 def add_hint(built: CpsatHare, instance: HareInstance, schedule: TaskSchedule) -> None:
@@ -121,20 +256,50 @@ def add_hint(built: CpsatHare, instance: HareInstance, schedule: TaskSchedule) -
     if not built.data.exact:
         return
     s = built.data.time_scale
+    schedule = canonical(instance, schedule, built.gpu_classes)
     for e in schedule.entries:
         built.model.add_hint(built.start[e.task], int(round(e.start * s)))
         for m in range(instance.num_gpus):
             built.model.add_hint(built.present[(e.task, m)], int(m == e.gpu))
 
 
+def scaled_objective(built_data: ScaledData, instance: HareInstance, schedule: TaskSchedule) -> int:
+    """The schedule's objective in the model's integer units (exact data only)."""
+    from dlsched.check.hare import check_schedule
+
+    ev = check_schedule(instance, schedule)
+    return sum(
+        w * int(round(c * built_data.time_scale))
+        for w, c in zip(built_data.weight, ev.completion, strict=True)
+    )
+
+
 def solve_cpsat_native(
-    instance: HareInstance, options: SolveOptions, hint: TaskSchedule | None = None
+    instance: HareInstance,
+    options: SolveOptions,
+    hint: TaskSchedule | None = None,
+    *,
+    use_upper: bool = True,
+    symmetry: bool = True,
+    job_bounds: bool = True,
 ) -> tuple[Status, TaskSchedule | None, float | None, float | None, dict[str, Any]]:
-    """Solve; returns (status, schedule, solver objective, bound, info) in original units."""
+    """Solve; returns (status, schedule, solver objective, bound, info) in original units.
+
+    With a ``hint`` (and exact scaling) its objective is an upper bound of the model
+    (``use_upper``); the hint is returned if CP-SAT finds nothing at least as good.
+    """
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
-    built = build_cpsat(instance)
+    d = scale_data(instance)
+    upper = None
+    if hint is not None and d.exact and use_upper:
+        upper = scaled_objective(d, instance, hint)
+        span = max(
+            e.start + instance.tc[e.job, e.gpu] + instance.ts[e.job, e.gpu] for e in hint.entries
+        )
+        d = replace(d, horizon=max(d.horizon, math.ceil(span * d.time_scale)))
+    built = build_cpsat(instance, d, upper=upper, symmetry=symmetry, job_bounds=job_bounds)
     if hint is not None:
         add_hint(built, instance, hint)
     solver = cp_model.CpSolver()
@@ -148,7 +313,6 @@ def solve_cpsat_native(
         setattr(p, key, val)
     code = solver.solve(built.model)
     wall = time.perf_counter() - t0
-    d = built.data
     unit = d.time_scale * d.weight_scale
     has_sol = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     info: dict[str, Any] = {
@@ -158,12 +322,16 @@ def solve_cpsat_native(
         "horizon": d.horizon / d.time_scale,
         "cpsat_status": solver.status_name(code),
         "solver_wall_time": wall,
+        "num_workers": p.num_workers,
+        "upper_from_hint": None if upper is None else upper / unit,
+        "symmetry_classes": [c for c in built.gpu_classes if len(c) > 1],
     }
-    if not has_sol:
-        status = Status.INFEASIBLE if code == cp_model.INFEASIBLE else Status.TIME_LIMIT
-        if code == cp_model.MODEL_INVALID:
-            status = Status.ERROR
-        return status, None, None, None, info
+    if not has_sol and upper is not None and code != cp_model.MODEL_INVALID:
+        # nothing at least as good as the hint was found (or it was proven optimal by
+        # infeasibility of "< upper", which the model does not state): return the hint
+        bound = solver.best_objective_bound / unit if code == cp_model.UNKNOWN else None
+        status = Status.TIME_LIMIT if code == cp_model.UNKNOWN else Status.FEASIBLE
+        return status, hint, upper / unit, bound, {**info, "returned": "hint"}
     items = []
     for i in instance.tasks:
         g = next(m for m in range(instance.num_gpus) if solver.value(built.present[(i, m)]))

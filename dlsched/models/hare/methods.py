@@ -21,7 +21,7 @@ from dlsched.solvers import Status, solve
 
 from .baselines import BASELINES
 from .common import push_to_feasible, verified_outcome
-from .cpsat import solve_cpsat_native
+from .cpsat import best_hint, solve_cpsat_native
 from .model import build_exact_gdp, to_milp
 from .relaxation import (
     RelaxedSolution,
@@ -47,7 +47,7 @@ def run_exact_cpsat(
     instance: HareInstance, options: MethodOptions, name: str = "exact-cpsat"
 ) -> Outcome:
     t0 = time.perf_counter()
-    hint = greedy_schedule(instance) if options.param("hint", True) else None
+    hint = best_hint(instance)[1] if options.param("hint", True) else None
     status, sched, obj, bound, info = solve_cpsat_native(instance, options.solve, hint)
     exact = info["scale_exact"]
     return verified_outcome(
@@ -99,13 +99,43 @@ def run_exact_milp(
     )
 
 
+def run_exact_special(
+    instance: HareInstance, options: MethodOptions, name: str = "exact"
+) -> Outcome:
+    """R || sum w_j C_j (one task per job, common arrival): assignment model, see special.py."""
+    from .special import solve_single_task
+
+    t0 = time.perf_counter()
+    status, sched, obj, bound, info = solve_single_task(instance, options.solve)
+    return verified_outcome(
+        instance,
+        name,
+        sched,
+        status,
+        wall_time=time.perf_counter() - t0,
+        bound=bound,
+        claimed=obj,
+        details=info,
+    )
+
+
 def run_exact(instance: HareInstance, options: MethodOptions) -> Outcome:
-    route = options.param("backend", "cpsat")
+    """backend=auto (default): the special-case route when the instance is R || sum w_j C_j,
+    CP-SAT otherwise; cpsat | milp (highs) | special force a route."""
+    from .special import is_single_task_case
+
+    route = options.param("backend", "auto")
+    if route == "auto":
+        route = "special" if is_single_task_case(instance) else "cpsat"
+    if route == "special":
+        if not is_single_task_case(instance):
+            raise OptionError("backend", route, "special needs one task per job, common arrival")
+        return run_exact_special(instance, options, "exact")
     if route in ("cpsat",):
         return run_exact_cpsat(instance, options, "exact")
     if route in ("milp", "highs"):
         return run_exact_milp(instance, options, "exact")
-    raise OptionError("backend", route, "exact takes cpsat or milp (highs)")
+    raise OptionError("backend", route, "exact takes auto, cpsat, milp (highs) or special")
 
 
 def _relaxation_outcome(

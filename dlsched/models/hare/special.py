@@ -101,10 +101,15 @@ def assignment_schedule(instance: HareInstance, assign: list[int]) -> TaskSchedu
 
 
 def local_search(
-    instance: HareInstance, assign: list[int], budget: float, seed: int = 0
+    instance: HareInstance,
+    assign: list[int],
+    budget: float,
+    seed: int = 0,
+    max_stale: int = 200,
 ) -> tuple[list[int], float, int]:
     """Iterated local search on assignments: relocate / swap moves to a local optimum, then a
-    random perturbation (a few relocations), within ``budget`` seconds. Returns
+    random perturbation (a few relocations), within ``budget`` seconds or until ``max_stale``
+    perturbations in a row bring no improvement. Returns
     (best assignment, its cost without the arrival term, number of local optima visited)."""
     n, M = instance.num_jobs, instance.num_gpus
     w = np.array([j.weight for j in instance.jobs], dtype=float)
@@ -151,8 +156,8 @@ def local_search(
 
     best, best_c = descend(list(assign))
     cur, cur_c = list(best), best_c
-    visits = 1
-    while time.perf_counter() < t_end and M > 1:
+    visits, stale = 1, 0
+    while time.perf_counter() < t_end and M > 1 and stale < max_stale:
         nxt = list(cur)
         for _ in range(rng.randint(2, max(2, min(6, n // 4 + 1)))):
             j = rng.randrange(n)
@@ -161,8 +166,9 @@ def local_search(
         visits += 1
         if c < cur_c - 1e-9 or rng.random() < 0.05:
             cur, cur_c = nxt, c
+        stale += 1
         if c < best_c - 1e-9:
-            best, best_c = list(nxt), c
+            best, best_c, stale = list(nxt), c, 0
         elif cur_c > best_c * 1.05:
             cur, cur_c = list(best), best_c
     return best, best_c, visits
@@ -257,6 +263,9 @@ def solve_time_indexed(
     h.setOptionValue("random_seed", int(options.seed))
     h.setOptionValue("threads", max(1, options.threads))
     h.setOptionValue("mip_rel_gap", float(options.mip_gap))
+    # HiGHS's presolve (probing over ~40k binaries of long rows) can take minutes on this
+    # model while the root LP takes about a second; it is off unless asked for via ``extra``.
+    h.setOptionValue("presolve", "off")
     h.setOptionValue("time_limit", max(t_end - time.perf_counter(), 0.01))
     for key, val in options.extra.items():
         h.setOptionValue(key, val)

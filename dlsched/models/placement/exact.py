@@ -37,6 +37,13 @@ from dlsched.solvers.base import OPTIMALITY_GAP, SolveOptions, Status, relative_
 from dlsched.solvers.pyomo_backend import PyomoSolver
 
 EXACT_BACKENDS = ("scip", "highs")
+#: ``backend="auto"``: SCIP up to this many workers, outer approximation over HiGHS above
+#: (measured in benchmarks/RESULTS.md: SCIP is faster on small K, its bound lags on K = 100).
+AUTO_SCIP_MAX_WORKERS = 20
+
+
+def auto_backend(instance: PlacementInstance) -> str:
+    return "scip" if instance.num_workers <= AUTO_SCIP_MAX_WORKERS else "highs"
 
 
 def _final_status(solver_status: Status, objective: float | None, bound: float | None) -> Status:
@@ -52,9 +59,11 @@ def _final_status(solver_status: Status, objective: float | None, bound: float |
 def solve_exact(
     instance: PlacementInstance,
     category: tuple[int, ...] | None = None,
-    backend: str = "scip",
+    backend: str = "auto",
     options: SolveOptions | None = None,
 ) -> Outcome:
+    if backend == "auto":
+        backend = auto_backend(instance)
     if backend not in EXACT_BACKENDS:
         raise OptionError(
             "backend",

@@ -228,7 +228,7 @@ class CategoryResult:
 
 VARIANTS = {  # name -> (ties, pricing, max_rounds as a multiple of P_max or None = P_max + 1)
     "clearing": ("market", "clearing", None),
-    "paper": ("market", "paper", 100.0),
+    "paper": ("market", "paper", None),
     "literal": ("index", "paper", None),
 }
 

@@ -31,11 +31,13 @@ def _category(instance: PlacementInstance, opts: MethodOptions) -> tuple[int, ..
 
 
 def run_exact(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
-    backend = opts.param("backend", "scip")
+    backend = opts.param("backend", "auto")
     if backend == "oa":
         backend = "highs"
-    if backend not in EXACT_BACKENDS:
-        raise OptionError("--backend", backend, f"exact P1 supports {', '.join(EXACT_BACKENDS)}")
+    if backend not in (*EXACT_BACKENDS, "auto"):
+        raise OptionError(
+            "--backend", backend, f"exact P1 supports auto, {', '.join(EXACT_BACKENDS)}"
+        )
     return solve_exact(instance, _category(instance, opts), backend, opts.solve)
 
 

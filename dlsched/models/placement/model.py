@@ -44,8 +44,16 @@ class Groups:
         return tuple(len(m) for m in self.members)
 
 
-def worker_groups(instance: PlacementInstance) -> Groups:
-    members = instance.worker_groups()
+def worker_groups(instance: PlacementInstance, by_node: bool = True) -> Groups:
+    """Groups of interchangeable workers; ``by_node=False`` ignores nodes (for models that do
+    not see the network, such as LAS)."""
+    if by_node:
+        members = instance.worker_groups()
+    else:
+        cols: dict[tuple[float, ...], list[int]] = {}
+        for k in range(instance.num_workers):
+            cols.setdefault(tuple(instance.rho[:, k]), []).append(k)
+        members = [tuple(ks) for ks in cols.values()]
     node = tuple(int(instance.node_index[m[0]]) for m in members)
     rho = np.array([[instance.rho[i, m[0]] for m in members] for i in range(instance.num_jobs)])
     return Groups(tuple(members), node, rho)
@@ -300,7 +308,7 @@ def build_las(instance: PlacementInstance, min_ratio: float | None = None) -> py
     min_ratio and maximise sum_i V_i / V_i^Equal.
     """
     s = instance.num_jobs
-    grp = worker_groups(instance)
+    grp = worker_groups(instance, by_node=False)  # LAS sees throughput only
     veq = equal_share_throughput(instance)
     m = pyo.ConcreteModel(name=f"LAS[{instance.name}]")
     m.JOBS = pyo.RangeSet(0, s - 1)
