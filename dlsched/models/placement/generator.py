@@ -129,3 +129,19 @@ def generate(
             f" {intra_node_gbps:g}/{inter_node_gbps:g} Gbps, seed {seed}, noise {noise:g}"
         ),
     )
+
+
+def gavel_p100_per_v100(path: str) -> float:
+    """Median P100/V100 throughput ratio over the single-GPU job types of Gavel's
+    ``isolated_throughputs.json`` (read at run time; the data is not shipped)."""
+    import json
+    import statistics
+
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    ratios = [
+        data["p100"][k] / data["v100"][k]
+        for k in data["v100"]
+        if k.endswith(", 1)") and k in data["p100"] and data["v100"][k] > 0
+    ]
+    return float(statistics.median(ratios))

@@ -1,0 +1,65 @@
+"""The placement generator: the paper's evaluation setting, and where its figures come from."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from dlsched.errors import OptionError
+from dlsched.instances import dumps, loads
+from dlsched.models.placement import generate, heterogeneity_degree
+from dlsched.models.placement.generator import (
+    P100_PER_V100,
+    PROVENANCE,
+    TABLE_III,
+    gavel_p100_per_v100,
+)
+
+GAVEL = Path(
+    os.environ.get("DLSCHED_GAVEL_DIR", Path(__file__).resolve().parents[2] / "shared/data/gavel")
+)
+
+
+def test_setting_of_section_vi_a() -> None:
+    inst = generate(4, 15, seed=0)
+    assert inst.num_jobs == 4 and inst.num_workers == 15
+    gpus = [w.gpu for w in inst.workers]
+    assert gpus.count("V100") == gpus.count("P100") == gpus.count("T4") == 5  # 1:1:1
+    assert len(inst.nodes) == 3  # 5 GPUs per node
+    assert inst.intra_node_gbps == 300 and inst.inter_node_gbps == 10
+    sizes = {name: (n, e) for name, _d, n, e, *_ in TABLE_III}
+    for job in inst.jobs:
+        assert (job.dataset_size, job.epochs) == sizes[job.name]
+    assert loads(dumps(inst)) == inst
+    assert 1 < heterogeneity_degree(inst) < 3
+
+
+def test_reproducible_and_noisy() -> None:
+    assert generate(3, 9, seed=4) == generate(3, 9, seed=4)
+    noisy = generate(3, 9, seed=4, noise=0.3)
+    assert noisy.throughput != generate(3, 9, seed=4).throughput
+    assert generate(7, 9, seed=1).num_jobs == 7  # beyond Table III: sampled with replacement
+
+
+def test_every_figure_has_a_source() -> None:
+    assert set(PROVENANCE) == {row[0] for row in TABLE_III}
+    for cells in PROVENANCE.values():
+        assert set(cells) == {"V100", "P100", "T4"}
+
+
+def test_bad_options() -> None:
+    with pytest.raises(OptionError, match="--workers"):
+        generate(5, 3)
+    with pytest.raises(OptionError, match="layout"):
+        generate(2, 4, layout="ring")
+    with pytest.raises(OptionError, match="noise"):
+        generate(2, 4, noise=1.5)
+
+
+@pytest.mark.skipif(not (GAVEL / "isolated_throughputs.json").exists(), reason="Gavel data absent")
+def test_p100_ratio_matches_gavel_measurements() -> None:
+    assert gavel_p100_per_v100(str(GAVEL / "isolated_throughputs.json")) == pytest.approx(
+        P100_PER_V100, abs=0.01
+    )
