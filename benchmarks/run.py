@@ -17,7 +17,12 @@ def main() -> int:
     ):
         subprocess.run([sys.executable, str(HERE / script), "--out", str(HERE / out)], check=True)
         sections.append((HERE / out).read_text())
-    (HERE / "RESULTS.md").write_text("# Benchmark results\n\n" + "\n".join(sections))
+    head = (
+        "# Benchmark results\n\nRegenerate with `make bench` (runs `benchmarks/run.py`). "
+        "Figures are from one run per suite on a\n2-core shared machine; compare ratios "
+        "measured side by side, not absolute seconds.\n\n"
+    )
+    (HERE / "RESULTS.md").write_text(head + "\n".join(sections))
     return 0
 
 

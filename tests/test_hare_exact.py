@@ -279,3 +279,38 @@ def test_identical_gpu_symmetry_breaking_keeps_the_optimum():
         assert st_ == Status.OPTIMAL and obj == pytest.approx(bf, rel=1e-6)
     out = run_method(inst, "exact-cpsat", OPTS)  # with a hint and its objective as upper bound
     assert out.status == Status.OPTIMAL and out.objective == pytest.approx(bf, rel=1e-6)
+
+
+# --- time-indexed LP lower bound ----------------------------------------------------------------
+
+
+@settings(
+    max_examples=15, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(tiny_instances(max_tasks=5, max_gpus=3), st.integers(1, 7))
+def test_time_indexed_bound_below_brute_force_optimum(inst, grid):
+    from dlsched.models.hare.cpsat import best_hint, scale_data, scaled_objective
+    from dlsched.models.hare.lowerbound import time_indexed_bound
+
+    bf = brute_force(inst)
+    d = scale_data(inst)
+    upper = scaled_objective(d, inst, best_hint(inst)[1])
+    for up in (None, upper):
+        lb = time_indexed_bound(inst, d, up, grid=grid)
+        assert lb is not None
+        assert lb.bound <= bf * (1 + 1e-9) + 1e-9
+        assert lb.scaled <= round(bf * d.time_scale * d.weight_scale) + 1e-9
+
+
+def test_time_indexed_bound_on_the_bundled_instance():
+    from dlsched.models.hare.cpsat import best_hint, scale_data, scaled_objective
+    from dlsched.models.hare.lowerbound import time_indexed_bound
+    from dlsched.models.hare.relaxation import combinatorial_bound
+
+    inst = load("hare/hetero-4gpu-6jobs")  # optimum 99.9 (proven by CP-SAT)
+    d = scale_data(inst)
+    upper = scaled_objective(d, inst, best_hint(inst)[1])
+    lb = time_indexed_bound(inst, d, upper, grid=1)
+    assert combinatorial_bound(inst)["bound"] <= lb.bound <= 99.9 + 1e-9
+    out = run_method(inst, "exact-cpsat", MethodOptions(SolveOptions(time_limit=2.0)))
+    assert out.details["lp_bound"] is not None and out.bound >= out.details["lp_bound"] - 1e-6

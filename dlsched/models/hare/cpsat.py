@@ -92,6 +92,7 @@ def build_cpsat(
     data: ScaledData | None = None,
     *,
     upper: int | None = None,
+    lower: int | None = None,
     symmetry: bool = True,
     job_bounds: bool = True,
 ) -> CpsatHare:
@@ -100,6 +101,8 @@ def build_cpsat(
     ``upper``: the (scaled) objective of a known schedule. Then the model keeps only schedules
     of objective <= upper, which contain every optimal one; it gives each job a deadline
     C_n <= (upper - sum_{k != n} w_k LB_k) / w_n with LB_k = a_k + R_k min_m (T^c + T^s).
+    ``lower``: a proven lower bound on the (scaled) optimum, e.g. from
+    :func:`lowerbound.time_indexed_bound`; stated as objective >= lower.
     ``job_bounds``: start and completion domains from the per-job chain bound.
     ``symmetry``: for GPUs with identical columns m < m', the first task (in task order) on m'
     comes after the first task on m (swapping two such GPUs' schedules maps schedules to
@@ -169,6 +172,8 @@ def build_cpsat(
     objective = sum(d.weight[n] * completion[n] for n in range(instance.num_jobs))
     if upper is not None:
         cp.add(objective <= upper)
+    if lower is not None:
+        cp.add(objective >= lower)
     cp.minimize(objective)
     return CpsatHare(cp, d, start, present, completion, classes)
 
@@ -282,11 +287,15 @@ def solve_cpsat_native(
     use_upper: bool = True,
     symmetry: bool = True,
     job_bounds: bool = True,
+    lp_bound: bool = True,
 ) -> tuple[Status, TaskSchedule | None, float | None, float | None, dict[str, Any]]:
     """Solve; returns (status, schedule, solver objective, bound, info) in original units.
 
     With a ``hint`` (and exact scaling) its objective is an upper bound of the model
     (``use_upper``); the hint is returned if CP-SAT finds nothing at least as good.
+    ``lp_bound``: first solve the time-indexed LP of :mod:`lowerbound` (HiGHS, at most a
+    fifth of the time limit) and state objective >= its value; the reported bound is the
+    larger of it and CP-SAT's.
     """
     from ortools.sat.python import cp_model
 
@@ -299,7 +308,18 @@ def solve_cpsat_native(
             e.start + instance.tc[e.job, e.gpu] + instance.ts[e.job, e.gpu] for e in hint.entries
         )
         d = replace(d, horizon=max(d.horizon, math.ceil(span * d.time_scale)))
-    built = build_cpsat(instance, d, upper=upper, symmetry=symmetry, job_bounds=job_bounds)
+    lb = None
+    if lp_bound and d.exact:
+        from .lowerbound import time_indexed_bound
+
+        budget = 30.0 if options.time_limit is None else min(30.0, 0.2 * options.time_limit)
+        lb = time_indexed_bound(
+            instance, d, upper, time_limit=budget, threads=max(1, options.threads)
+        )
+    lower = None if lb is None else lb.scaled
+    built = build_cpsat(
+        instance, d, upper=upper, lower=lower, symmetry=symmetry, job_bounds=job_bounds
+    )
     if hint is not None:
         add_hint(built, instance, hint)
     solver = cp_model.CpSolver()
@@ -325,11 +345,16 @@ def solve_cpsat_native(
         "num_workers": p.num_workers,
         "upper_from_hint": None if upper is None else upper / unit,
         "symmetry_classes": [c for c in built.gpu_classes if len(c) > 1],
+        "lp_bound": None if lb is None else lb.bound,
+        "lp_bound_grid": None if lb is None else lb.grid / d.time_scale,
+        "lp_bound_seconds": None if lb is None else lb.seconds,
     }
     if not has_sol and upper is not None and code != cp_model.MODEL_INVALID:
         # nothing at least as good as the hint was found (or it was proven optimal by
         # infeasibility of "< upper", which the model does not state): return the hint
         bound = solver.best_objective_bound / unit if code == cp_model.UNKNOWN else None
+        if code == cp_model.UNKNOWN and lower is not None:
+            bound = max(bound, lower / unit)
         status = Status.TIME_LIMIT if code == cp_model.UNKNOWN else Status.FEASIBLE
         return status, hint, upper / unit, bound, {**info, "returned": "hint"}
     items = []
@@ -339,6 +364,8 @@ def solve_cpsat_native(
     schedule = TaskSchedule.from_items(items)
     obj = solver.objective_value / unit
     bound: float | None = solver.best_objective_bound / unit
+    if lower is not None:
+        bound = max(bound, lower / unit)
     if code == cp_model.OPTIMAL:
         status = Status.OPTIMAL
     else:
