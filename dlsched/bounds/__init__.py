@@ -35,6 +35,18 @@ def register_guarantee(family: str, method: str, name: str, fn: Callable[[Any], 
     GUARANTEES[(family, method)] = (name, fn)
 
 
+def guarantee_for(family: str, method: str) -> tuple[str, Callable[[Any], float]] | None:
+    """The registered guarantee; a family's theorem module registers on first use."""
+    import importlib
+
+    try:
+        importlib.import_module(f"dlsched.bounds.{family}")
+    except ModuleNotFoundError as e:
+        if e.name != f"dlsched.bounds.{family}":
+            raise
+    return GUARANTEES.get((family, method))
+
+
 @dataclass(frozen=True)
 class Comparison:
     instance: str
@@ -78,7 +90,7 @@ def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
     if value is not None and value > 0 and mine is not None:
         ratio = mine / value
         gap = ratio - 1
-    g = GUARANTEES.get((instance.family, out.method))
+    g = guarantee_for(instance.family, out.method)
     bound = g[1](instance) if g else None
     holds = None
     if bound is not None and ratio is not None and value_kind == "objective":

@@ -58,7 +58,7 @@ def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
                 raise BridgeError(
                     f"variable {v.name} needs finite bounds for CP-SAT, has {(lb, ub)}"
                 )
-            cvars[key] = cp.NewIntVar(math.ceil(lb - 1e-9), math.floor(ub + 1e-9), v.name)
+            cvars[key] = cp.new_int_var(math.ceil(lb - 1e-9), math.floor(ub + 1e-9), v.name)
             names[v.name] = cvars[key]
         return cvars[key]
 
@@ -76,12 +76,12 @@ def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
             int(round(c * scale)) * var(v) for c, v in zip(coefs, repn.linear_vars, strict=True)
         )
         if lo is not None and hi is not None and lo == hi:
-            cp.Add(expr == int(round(lo * scale)))
+            cp.add(expr == int(round(lo * scale)))
         else:
             if lo is not None:
-                cp.Add(expr >= math.ceil(lo * scale - 1e-9))
+                cp.add(expr >= math.ceil(lo * scale - 1e-9))
             if hi is not None:
-                cp.Add(expr <= math.floor(hi * scale + 1e-9))
+                cp.add(expr <= math.floor(hi * scale + 1e-9))
     objs = list(model.component_data_objects(pyo.Objective, active=True))
     if len(objs) != 1:
         raise BridgeError(f"model must have exactly one active objective, found {len(objs)}")
@@ -96,9 +96,9 @@ def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
     )
     sense = "max" if obj.sense == pyo.maximize else "min"
     if sense == "max":
-        cp.Maximize(oexpr)
+        cp.maximize(oexpr)
     else:
-        cp.Minimize(oexpr)
+        cp.minimize(oexpr)
     # variables that appear nowhere still need a value
     for v in model.component_data_objects(pyo.Var, active=True):
         var(v)
@@ -106,7 +106,8 @@ def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
 
 
 def solve_cpsat(model: Any, options: SolveOptions | None = None) -> SolveResult:
-    import ortools
+    from importlib.metadata import version
+
     from ortools.sat.python import cp_model
 
     options = options or SolveOptions()
@@ -116,20 +117,21 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None) -> SolveResult:
     solver.parameters.random_seed = options.seed
     solver.parameters.num_workers = max(1, options.threads)
     solver.parameters.relative_gap_limit = options.mip_gap
-    if options.time_limit is not None:
-        solver.parameters.max_time_in_seconds = options.remaining(time.perf_counter() - t0)
+    remaining = options.remaining(time.perf_counter() - t0)
+    if remaining is not None:
+        solver.parameters.max_time_in_seconds = remaining
     for key, val in options.extra.items():
         setattr(solver.parameters, key, val)
-    code = solver.Solve(cp)
+    code = solver.solve(cp)
     wall = time.perf_counter() - t0
     has_sol = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-    obj = solver.ObjectiveValue() / oscale + offset if has_sol else None
+    obj = solver.objective_value / oscale + offset if has_sol else None
     bound = (
-        solver.BestObjectiveBound() / oscale + offset
+        solver.best_objective_bound / oscale + offset
         if has_sol or code == cp_model.UNKNOWN
         else None
     )
-    values = {n: float(solver.Value(v)) for n, v in names.items()} if has_sol else {}
+    values = {n: float(solver.value(v)) for n, v in names.items()} if has_sol else {}
     if code == cp_model.OPTIMAL:
         status = Status.OPTIMAL
     elif code == cp_model.INFEASIBLE:
@@ -152,9 +154,9 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None) -> SolveResult:
         bound,
         wall,
         "cpsat",
-        ortools.__version__,
+        version("ortools"),
         sense,
         values,
-        message=solver.StatusName(code),
+        message=solver.status_name(code),
         info={"objective_scale": oscale},
     )

@@ -39,7 +39,7 @@ METHODS: dict[str, Method] = {
         Method(
             "exact",
             run_exact,
-            "certified optimum of Hare_Sched (4)-(8); backend=cpsat|milp",
+            "certified optimum of Hare_Sched (4)-(8); backend=auto|cpsat|milp|special",
             exact=True,
             params=("backend", "hint", "transformation"),
         ),

@@ -60,7 +60,10 @@ def _windows(d, instance: HareInstance, g: int, upper: int | None):
     jobs = instance.jobs
     p = [[v // g for v in row] for row in d.tc]
     # sync absorbs the remainder of the training time: T^c' + T^s' = g floor((T^c + T^s) / g)
-    q = [[(c + v) // g - c // g for c, v in zip(crow, row, strict=True)] for crow, row in zip(d.tc, d.ts, strict=True)]
+    q = [
+        [(c + v) // g - c // g for c, v in zip(crow, row, strict=True)]
+        for crow, row in zip(d.tc, d.ts, strict=True)
+    ]
     a = [v // g for v in d.arrival]
     fast = [min(pp + qq for pp, qq in zip(p[n], q[n], strict=True)) for n in range(len(jobs))]
     chain = [a[n] + j.rounds * fast[n] for n, j in enumerate(jobs)]
@@ -68,7 +71,10 @@ def _windows(d, instance: HareInstance, g: int, upper: int | None):
     if upper is not None:
         total = sum(w[n] * chain[n] for n in range(len(jobs)))
         cap = upper / g
-        dl = [max(chain[n], math.floor((cap - (total - w[n] * chain[n])) / w[n])) for n in range(len(jobs))]
+        dl = [
+            max(chain[n], math.floor((cap - (total - w[n] * chain[n])) / w[n]))
+            for n in range(len(jobs))
+        ]
     else:
         work = sum(
             max(pp + qq for pp, qq in zip(p[n], q[n], strict=True)) * j.rounds * j.tasks_per_round

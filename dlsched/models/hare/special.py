@@ -230,7 +230,9 @@ def solve_time_indexed(
     a = d.arrival[0]
     T = time_indexed_horizon(p, s)
     cols: list[tuple[int, int, int]] = []
-    cost, starts, idx = [], [], []
+    cost: list[float] = []
+    starts: list[int] = []
+    idx: list[int] = []
     col_index: dict[tuple[int, int, int], int] = {}
     for j in range(n):
         for m in range(M):
@@ -271,7 +273,7 @@ def solve_time_indexed(
         h.setOptionValue(key, val)
     h.passModel(lp)
     if start is not None:  # the incumbent as a MIP start (Smith order, no idle time)
-        x0 = np.zeros(len(cols))
+        x0: np.ndarray | None = np.zeros(len(cols))
         for m in range(M):
             t = 0
             for j in smith_order(instance, [j for j, g in enumerate(start) if g == m], m):
@@ -279,7 +281,7 @@ def solve_time_indexed(
                 if k is None:
                     x0 = None
                     break
-                x0[k] = 1.0
+                x0[k] = 1.0  # type: ignore[index]
                 t += int(p[j, m])
             if x0 is None:
                 break
@@ -306,8 +308,8 @@ def solve_time_indexed(
     if has:
         x = np.asarray(h.getSolution().col_value)
         assign = [0] * n
-        for k in np.nonzero(x > 0.5)[0]:
-            j, m, _ = cols[int(k)]
+        for kx in np.nonzero(x > 0.5)[0]:
+            j, m, _ = cols[int(kx)]
             assign[j] = m
     bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
     if ms == highspy.HighsModelStatus.kOptimal:

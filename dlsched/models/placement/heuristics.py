@@ -94,11 +94,11 @@ def _market_step(
     while frontier:
         nxt = []
         for r in frontier:
-            for kk in graph.indices[graph.indptr[r] : graph.indptr[r + 1]]:
-                kk = int(kk)
-                if kk not in seen_workers:
-                    seen_workers.add(kk)
-                    r2 = owner.get(kk)
+            for col in graph.indices[graph.indptr[r] : graph.indptr[r + 1]]:
+                w = int(col)
+                if w not in seen_workers:
+                    seen_workers.add(w)
+                    r2 = owner.get(w)
                     if r2 is not None and r2 not in seen_slots:
                         seen_slots.add(r2)
                         nxt.append(r2)
