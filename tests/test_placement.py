@@ -230,3 +230,18 @@ def test_jps_is_reproducible_and_samples_the_rear() -> None:
     a, b = run_method(inst, "jps", opts), run_method(inst, "jps", opts)
     assert a.solution == b.solution
     assert a.details["category_index"] >= int(0.7 * 364)
+
+
+def test_reported_data_split_is_proportional() -> None:
+    inst = load("placement/liu2024-s4k15-seed0")
+    out = run_method(inst, "has")
+    names = {w.name: k for k, w in enumerate(inst.workers)}
+    for i, job in enumerate(inst.jobs):
+        split = out.details["samples_per_worker"][job.name]
+        assert sum(split.values()) == pytest.approx(job.dataset_size)
+        # eq. (12): every worker of the job needs the same epoch time |pi_ik| / rho_ik
+        times = {round(x / inst.throughput[i][names[w]], 6) for w, x in split.items()}
+        assert max(times) - min(times) < 1e-4
+    opt = run_method(inst, "optimus")
+    for job in inst.jobs:  # Optimus splits equally
+        assert len({round(x, 6) for x in opt.details["samples_per_worker"][job.name].values()}) == 1

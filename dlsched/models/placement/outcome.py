@@ -49,7 +49,7 @@ def placement_outcome(
             )
     metrics: dict[str, Any] = {}
     if evaluation is not None:
-        from dlsched.models.placement.metrics import fairness_degree
+        from dlsched.models.placement.metrics import fairness_degree, heterogeneity_degree
 
         metrics = {
             "jct": dict(zip((j.name for j in instance.jobs), evaluation.jct, strict=True)),
@@ -57,7 +57,16 @@ def placement_outcome(
             "communication_total": sum(evaluation.communication) / instance.num_jobs,
             "workers_per_job": list(evaluation.workers),
             "fairness": fairness_degree(instance, evaluation.jct),
+            "heterogeneity": heterogeneity_degree(instance),
             "data_split": balance,
+            # the load-balancing decision pi*_{i,k} (eq. 12, Algorithm 2 line 19), samples/epoch
+            "samples_per_worker": {
+                job.name: {
+                    instance.workers[k].name: round(x, 6)
+                    for k, x in zip(placement.workers_of(i), evaluation.data_split[i], strict=True)
+                }
+                for i, job in enumerate(instance.jobs)
+            },
         }
     return Outcome(
         method=method,
