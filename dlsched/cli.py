@@ -4,6 +4,8 @@
     dlsched instances list
     dlsched methods FAMILY
     dlsched generate FAMILY --jobs S --workers K --seed N -o FILE
+    dlsched compare INSTANCE --methods A,B,... [--reference exact] [--json]
+    dlsched sweep FAMILY --count N --jobs S --workers K --methods A,B -o FILE.jsonl
     dlsched demo
 
 INSTANCE is a path to a JSON file or a bundled name such as ``placement/liu2024-motivating``.
@@ -107,6 +109,26 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     g.add_argument("-o", "--output", required=True)
 
+    c = sub.add_parser("compare", help="methods beside the certified optimum and guarantees")
+    c.add_argument("instance")
+    c.add_argument("--methods", required=True, help="comma-separated method names")
+    c.add_argument("--reference", default="exact")
+    c.add_argument("--time-limit", type=_positive_float("--time-limit"), default=None)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--json", action="store_true")
+
+    w = sub.add_parser("sweep", help="compare over generated instances (resumable)")
+    w.add_argument("family")
+    w.add_argument("--count", type=int, required=True)
+    w.add_argument("--jobs", type=int, required=True)
+    w.add_argument("--workers", type=int, required=True)
+    w.add_argument("--first-seed", type=int, default=0)
+    w.add_argument("--methods", required=True)
+    w.add_argument("--reference", default="exact")
+    w.add_argument("--time-limit", type=_positive_float("--time-limit"), default=None)
+    w.add_argument("--counterexamples", default="counterexamples")
+    w.add_argument("-o", "--output", required=True, help="JSON-lines file (appended)")
+
     d = sub.add_parser("demo", help="run the main job on the bundled instances")
     d.add_argument("--quick", action="store_true", help="smallest instances only")
     return p
@@ -192,6 +214,74 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _methods_arg(text: str) -> list[str]:
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise OptionError("--methods", text, "give at least one method name")
+    return names
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from dlsched.bounds import compare, to_frame
+    from dlsched.instances import load
+    from dlsched.models import MethodOptions
+    from dlsched.solvers.base import SolveOptions
+
+    inst = load(args.instance)
+    opts = MethodOptions(solve=SolveOptions(time_limit=args.time_limit, seed=args.seed))
+    rows = compare(inst, _methods_arg(args.methods), args.reference, opts)
+    if args.json:
+        print(json.dumps([_json_safe(r.to_json()) for r in rows], indent=1))
+    else:
+        cols = [
+            "method",
+            "status",
+            "objective",
+            "value_kind",
+            "ratio",
+            "reference_kind",
+            "guarantee_name",
+            "guarantee",
+            "holds",
+            "wall_time",
+        ]
+        print(to_frame(rows)[cols].to_string(index=False))
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from dlsched.bounds import sweep
+    from dlsched.models import MethodOptions, family_module
+    from dlsched.solvers.base import SolveOptions
+
+    if args.count < 1:
+        raise OptionError("--count", args.count, "must be at least 1")
+    mod = family_module(args.family)
+    if not hasattr(mod, "generate"):
+        raise OptionError("family", args.family, "has no generator")
+    instances = (
+        mod.generate(args.jobs, args.workers, seed)
+        for seed in range(args.first_seed, args.first_seed + args.count)
+    )
+    opts = MethodOptions(solve=SolveOptions(time_limit=args.time_limit))
+    rows = sweep(
+        instances,
+        _methods_arg(args.methods),
+        args.output,
+        args.reference,
+        opts,
+        counterexamples=args.counterexamples,
+    )
+    bad = [r for r in rows if r.holds is False]
+    print(f"{len(rows)} new records appended to {args.output}; guarantee violations: {len(bad)}")
+    for r in bad:
+        print(
+            f"  {r.instance} {r.method}: ratio {r.ratio:.4f} > {r.guarantee_name} = "
+            f"{r.guarantee:.4f} (saved under {args.counterexamples}/)"
+        )
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from dlsched.demo import run_demo
 
@@ -206,6 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "instances": cmd_instances,
         "methods": cmd_methods,
         "generate": cmd_generate,
+        "compare": cmd_compare,
+        "sweep": cmd_sweep,
         "demo": cmd_demo,
     }[args.command]
     try:

@@ -100,3 +100,39 @@ def test_generate_does_not_clobber_on_error(tmp_path: Path, capsys) -> None:
     )
     assert code == 2
     assert target.read_text() == "precious"
+
+
+def test_compare_reports_the_guarantee(capsys) -> None:
+    code, out, _ = run(
+        capsys, "compare", "hare/theorem4-counterexample", "--methods", "relaxation,hare", "--json"
+    )
+    assert code == 0
+    rows = {r["method"]: r for r in json.loads(out)}
+    assert rows["exact"]["reference_kind"] == "optimum"
+    assert rows["relaxation"]["value_kind"] == "bound" and rows["relaxation"]["ratio"] <= 1
+    assert rows["hare"]["guarantee"] == 3.0 and rows["hare"]["holds"] is False
+
+
+def test_sweep_appends_and_resumes(capsys, tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    argv = [
+        "sweep",
+        "placement",
+        "--count",
+        "2",
+        "--jobs",
+        "2",
+        "--workers",
+        "4",
+        "--methods",
+        "has,optimus-lb",
+        "-o",
+        str(log),
+        "--counterexamples",
+        str(tmp_path / "cx"),
+    ]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "6 new records" in out
+    code, out, _ = run(capsys, *argv)
+    assert "0 new records" in out
+    assert len(log.read_text().splitlines()) == 6
