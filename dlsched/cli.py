@@ -222,7 +222,7 @@ def _methods_arg(text: str) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from dlsched.bounds import compare, to_frame
+    from dlsched.bounds import compare, format_table
     from dlsched.instances import load
     from dlsched.models import MethodOptions
     from dlsched.solvers.base import SolveOptions
@@ -233,19 +233,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([_json_safe(r.to_json()) for r in rows], indent=1))
     else:
-        cols = [
-            "method",
-            "status",
-            "objective",
-            "value_kind",
-            "ratio",
-            "reference_kind",
-            "guarantee_name",
-            "guarantee",
-            "holds",
-            "wall_time",
-        ]
-        print(to_frame(rows)[cols].to_string(index=False))
+        print(format_table(rows))
     return 0
 
 

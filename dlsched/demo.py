@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import time
 
-import pandas as pd
-
-from dlsched.bounds import compare, to_frame
-from dlsched.bounds.hare import theorem4_record  # registers Theorem 4's guarantee
+from dlsched.bounds import TABLE_COLUMNS, compare, format_table
+from dlsched.bounds.hare import theorem4_record
 from dlsched.instances import load
 from dlsched.models import MethodOptions
 from dlsched.solvers import SolveOptions
@@ -23,31 +21,12 @@ HARE = [
     ("hare/toy-2gpu", ["hare", "hare-strong", "gavel-fifo", "srtf", "sched-homo", "sched-allox"]),
     ("hare/theorem4-counterexample", ["hare", "hare-strong", "sched-homo"]),
 ]
-COLUMNS = [
-    "method",
-    "status",
-    "objective",
-    "value_kind",
-    "ratio",
-    "reference_kind",
-    "guarantee",
-    "holds",
-    "wall_time",
-]
+COLUMNS = tuple(c for c in TABLE_COLUMNS if c != "guarantee_name")
 
 
 def _show(name: str, rows: list) -> None:
-    df = to_frame(rows)[COLUMNS]
-    with pd.option_context(
-        "display.width",
-        120,
-        "display.max_columns",
-        20,
-        "display.float_format",
-        lambda x: f"{x:,.4g}",
-    ):
-        print(f"\n== {name}")
-        print(df.to_string(index=False))
+    print(f"\n== {name}")
+    print(format_table(rows, COLUMNS))
 
 
 def run_demo(quick: bool = False) -> int:

@@ -141,6 +141,36 @@ def to_frame(rows: Iterable[Comparison]):  # type: ignore[no-untyped-def]
     return pd.DataFrame([r.to_json() for r in rows])
 
 
+#: The columns a person reads first.
+TABLE_COLUMNS = (
+    "method",
+    "status",
+    "objective",
+    "value_kind",
+    "ratio",
+    "reference_kind",
+    "guarantee_name",
+    "guarantee",
+    "holds",
+    "wall_time",
+)
+
+
+def format_table(rows: Iterable[Comparison], columns: Sequence[str] = TABLE_COLUMNS) -> str:
+    """A plain-text table of comparison records."""
+    import pandas as pd
+
+    with pd.option_context(
+        "display.width",
+        140,
+        "display.max_columns",
+        20,
+        "display.float_format",
+        lambda x: f"{x:,.4g}",
+    ):
+        return str(to_frame(rows)[list(columns)].to_string(index=False))
+
+
 def sweep(
     instances: Iterable[Any],
     methods: Sequence[str],
@@ -187,8 +217,10 @@ def save_counterexample(instance: Any, record: dict[str, Any], directory: str | 
 __all__ = [
     "GUARANTEES",
     "SLACK",
+    "TABLE_COLUMNS",
     "Comparison",
     "compare",
+    "format_table",
     "comparison",
     "register_guarantee",
     "save_counterexample",
