@@ -46,6 +46,16 @@ def auto_backend(instance: PlacementInstance) -> str:
     return "scip" if instance.num_workers <= AUTO_SCIP_MAX_WORKERS else "highs"
 
 
+def _noise_clipped(bound: float | None, objective: float | None) -> float | None:
+    """A bound above the verified objective by solver tolerance only is set to it; a larger
+    excess is left alone so that :func:`placement_outcome` rejects the result."""
+    if bound is None or objective is None:
+        return bound
+    if objective < bound <= objective * (1 + OPTIMALITY_GAP):
+        return objective
+    return bound
+
+
 def _final_status(solver_status: Status, objective: float | None, bound: float | None) -> Status:
     """Optimal only if the solver proved it *and* the verified objective meets the bound."""
     if objective is None:
@@ -98,7 +108,7 @@ def _solve_scip(
     from dlsched.check import check_placement
 
     objective = check_placement(instance, placement).avg_jct if placement else None
-    bound = None if res.bound is None else min(res.bound, objective) if objective else res.bound
+    bound = _noise_clipped(res.bound, objective)
     return placement_outcome(
         instance,
         _method_name(category),
@@ -200,8 +210,8 @@ def _solve_oa(
     wall = time.perf_counter() - t0
     placement = Placement(best_assign) if best_assign is not None else None
     bound = lower if lower > -float("inf") else None
-    if placement is not None and bound is not None:
-        bound = min(bound, best_val)  # tolerance noise only; checked in placement_outcome
+    if placement is not None:
+        bound = _noise_clipped(bound, best_val)
     return placement_outcome(
         instance,
         _method_name(category),

@@ -99,7 +99,6 @@ def build_p1(
     m = pyo.ConcreteModel(name=f"P1[{instance.name}]")
     m.JOBS = pyo.RangeSet(0, s - 1)
     m.GROUPS = pyo.RangeSet(0, len(grp.members) - 1)
-    m.SIZES = pyo.RangeSet(1, max_size)
     m.NODES = pyo.RangeSet(0, num_nodes - 1)
     m.work = pyo.Param(m.JOBS, initialize={i: float(instance.work[i]) for i in range(s)})
 
