@@ -274,7 +274,11 @@ def test_identical_gpu_symmetry_breaking_keeps_the_optimum():
 
     assert [0, 2] in gpu_classes(inst)
     bf = brute_force(inst)
-    for kw in ({}, {"symmetry": False, "use_upper": False, "job_bounds": False}):
+    for kw in (
+        {},
+        {"symmetry": False, "use_upper": False, "job_bounds": False, "lp_bound": False},
+        {"redundant": True},
+    ):
         st_, _, obj, _, _ = solve_cpsat_native(inst, OPTS.solve, None, **kw)
         assert st_ == Status.OPTIMAL and obj == pytest.approx(bf, rel=1e-6)
     out = run_method(inst, "exact-cpsat", OPTS)  # with a hint and its objective as upper bound

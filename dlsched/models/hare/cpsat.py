@@ -95,6 +95,7 @@ def build_cpsat(
     lower: int | None = None,
     symmetry: bool = True,
     job_bounds: bool = True,
+    redundant: bool = False,
 ) -> CpsatHare:
     """Build Hare_Sched (4)-(8) in CP-SAT; never solves.
 
@@ -104,6 +105,9 @@ def build_cpsat(
     ``lower``: a proven lower bound on the (scaled) optimum, e.g. from
     :func:`lowerbound.time_indexed_bound`; stated as objective >= lower.
     ``job_bounds``: start and completion domains from the per-job chain bound.
+    ``redundant``: also a cumulative of capacity |M| over all tasks with their minimum training
+    time, and one per class of identical GPUs (capacity = class size) over the tasks placed in
+    the class (both implied by the NoOverlaps; they give CP-SAT's LP energy reasoning).
     ``symmetry``: for GPUs with identical columns m < m', the first task (in task order) on m'
     comes after the first task on m (swapping two such GPUs' schedules maps schedules to
     schedules of equal cost, and starts are unchanged, so this is compatible with the ordered
@@ -148,6 +152,27 @@ def build_cpsat(
         finish[i] = start[i] + sum((d.tc[n][m] + d.ts[n][m]) * present[(i, m)] for m in GPUS)
     for m in GPUS:
         cp.add_no_overlap(intervals[m])  # (8) training intervals on one GPU never overlap
+    if redundant:
+        ivs, dem = [], []
+        for i in TASKS:
+            pmin = min(d.tc[i[0]])
+            if pmin > 0:
+                ivs.append(cp.new_fixed_size_interval_var(start[i], pmin, f"ivmin{i}"))
+                dem.append(1)
+        if ivs:
+            cp.add_cumulative(ivs, dem, instance.num_gpus)
+        for cls in gpu_classes(instance):
+            if len(cls) < 2:
+                continue
+            ivs = []
+            for i in TASKS:
+                lit = cp.new_bool_var(f"in{i},{cls[0]}")
+                cp.add(lit == sum(present[(i, m)] for m in cls))
+                size = d.tc[i[0]][cls[0]]
+                if size > 0:
+                    ivs.append(cp.new_optional_fixed_size_interval_var(start[i], size, lit, ""))
+            if ivs:
+                cp.add_cumulative(ivs, [1] * len(ivs), len(cls))
     completion = []
     for n, job in enumerate(jobs):
         for r in range(1, job.rounds):  # (7) round_barrier through a barrier variable
@@ -288,11 +313,15 @@ def solve_cpsat_native(
     symmetry: bool = True,
     job_bounds: bool = True,
     lp_bound: bool = True,
+    redundant: bool = False,
 ) -> tuple[Status, TaskSchedule | None, float | None, float | None, dict[str, Any]]:
     """Solve; returns (status, schedule, solver objective, bound, info) in original units.
 
     With a ``hint`` (and exact scaling) its objective is an upper bound of the model
     (``use_upper``); the hint is returned if CP-SAT finds nothing at least as good.
+    ``redundant``: add the redundant cumulatives of :func:`build_cpsat` and set
+    ``linearization_level = 2`` (unless ``options.extra`` sets it). Off by default: it helped
+    on an 8-GPU, 18-task instance and hurt on hetero-4gpu-6jobs (RESULTS_hare.md, section 5).
     ``lp_bound``: first solve the time-indexed LP of :mod:`lowerbound` (HiGHS, at most a
     fifth of the time limit) and state objective >= its value; the reported bound is the
     larger of it and CP-SAT's.
@@ -318,7 +347,13 @@ def solve_cpsat_native(
         )
     lower = None if lb is None else lb.scaled
     built = build_cpsat(
-        instance, d, upper=upper, lower=lower, symmetry=symmetry, job_bounds=job_bounds
+        instance,
+        d,
+        upper=upper,
+        lower=lower,
+        symmetry=symmetry,
+        job_bounds=job_bounds,
+        redundant=redundant,
     )
     if hint is not None:
         add_hint(built, instance, hint)
@@ -327,6 +362,8 @@ def solve_cpsat_native(
     p.random_seed = options.seed
     p.num_workers = max(1, options.threads)
     p.relative_gap_limit = 0.0
+    if redundant:
+        p.linearization_level = 2
     if options.time_limit is not None:
         p.max_time_in_seconds = max(options.time_limit - (time.perf_counter() - t0), 0.01)
     for key, val in options.extra.items():
@@ -352,11 +389,13 @@ def solve_cpsat_native(
     if not has_sol and upper is not None and code != cp_model.MODEL_INVALID:
         # nothing at least as good as the hint was found (or it was proven optimal by
         # infeasibility of "< upper", which the model does not state): return the hint
-        bound = solver.best_objective_bound / unit if code == cp_model.UNKNOWN else None
-        if code == cp_model.UNKNOWN and lower is not None:
-            bound = max(bound, lower / unit)
+        hint_bound: float | None = None
+        if code == cp_model.UNKNOWN:
+            hint_bound = solver.best_objective_bound / unit
+            if lower is not None:
+                hint_bound = max(hint_bound, lower / unit)
         status = Status.TIME_LIMIT if code == cp_model.UNKNOWN else Status.FEASIBLE
-        return status, hint, upper / unit, bound, {**info, "returned": "hint"}
+        return status, hint, upper / unit, hint_bound, {**info, "returned": "hint"}
     items = []
     for i in instance.tasks:
         g = next(m for m in range(instance.num_gpus) if solver.value(built.present[(i, m)]))
@@ -365,7 +404,7 @@ def solve_cpsat_native(
     obj = solver.objective_value / unit
     bound: float | None = solver.best_objective_bound / unit
     if lower is not None:
-        bound = max(bound, lower / unit)
+        bound = max(solver.best_objective_bound, lower) / unit
     if code == cp_model.OPTIMAL:
         status = Status.OPTIMAL
     else:

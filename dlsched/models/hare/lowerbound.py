@@ -156,13 +156,17 @@ def time_indexed_bound(
             bar_id[(n, r)] = nz + len(bar_id)
     c_id = [nz + len(bar_id) + n for n in range(len(jobs))]
     ncol = nz + len(bar_id) + len(jobs)
-    rows, cols, vals, lo, hi = [], [], [], [], []
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    lo: list[float] = []
+    hi: list[float] = []
     nrow = 0
     # (5) per round: sum z = K
     rows.append(rid)
     cols.append(np.arange(nz))
     vals.append(np.ones(nz))
-    for n, j in enumerate(jobs):
+    for j in jobs:
         for _r in range(j.rounds):
             lo.append(j.tasks_per_round)
             hi.append(j.tasks_per_round)

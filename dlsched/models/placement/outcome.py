@@ -48,7 +48,7 @@ def placement_outcome(
                 f"{method}: lower bound {bound!r} exceeds the verified objective {objective!r}"
             )
     metrics: dict[str, Any] = {}
-    if evaluation is not None:
+    if evaluation is not None and placement is not None:
         from dlsched.models.placement.metrics import fairness_degree, heterogeneity_degree
 
         metrics = {
