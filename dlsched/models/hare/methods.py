@@ -48,8 +48,16 @@ def run_exact_cpsat(
 ) -> Outcome:
     t0 = time.perf_counter()
     hint = best_hint(instance)[1] if options.param("hint", True) else None
-    status, sched, obj, bound, info = solve_cpsat_native(instance, options.solve, hint)
-    exact = info["scale_exact"]
+    solved = solve_cpsat_native(instance, options.solve, hint)
+    return _route_outcome(instance, name, t0, solved, route="cpsat")
+
+
+def _route_outcome(
+    instance: HareInstance, name: str, t0: float, solved: tuple, route: str | None = None
+) -> Outcome:
+    """Verify a route's (status, schedule, objective, bound, info); the solver's objective is
+    checked against the checker's unless the data had to be rounded (``scale_exact`` False)."""
+    status, sched, obj, bound, info = solved
     return verified_outcome(
         instance,
         name,
@@ -57,8 +65,8 @@ def run_exact_cpsat(
         status,
         wall_time=time.perf_counter() - t0,
         bound=bound,
-        claimed=obj if exact else None,
-        details={"route": "cpsat", **info},
+        claimed=obj if info.get("scale_exact", True) else None,
+        details={"route": route, **info} if route else info,
     )
 
 
@@ -106,17 +114,7 @@ def run_exact_special(
     from .special import solve_single_task
 
     t0 = time.perf_counter()
-    status, sched, obj, bound, info = solve_single_task(instance, options.solve)
-    return verified_outcome(
-        instance,
-        name,
-        sched,
-        status,
-        wall_time=time.perf_counter() - t0,
-        bound=bound,
-        claimed=obj,
-        details=info,
-    )
+    return _route_outcome(instance, name, t0, solve_single_task(instance, options.solve))
 
 
 def run_exact(instance: HareInstance, options: MethodOptions) -> Outcome:
