@@ -304,6 +304,25 @@ def test_time_indexed_bound_below_brute_force_optimum(inst, grid):
         assert lb is not None
         assert lb.bound <= bf * (1 + 1e-9) + 1e-9
         assert lb.scaled <= round(bf * d.time_scale * d.weight_scale) + 1e-9
+        strong = time_indexed_bound(inst, d, up, grid=grid, strong=True)
+        assert strong is not None
+        assert lb.bound - 1e-6 <= strong.bound <= bf * (1 + 1e-9) + 1e-9
+        assert strong.scaled <= round(bf * d.time_scale * d.weight_scale) + 1e-9
+
+
+def test_strong_time_indexed_bound_cuts_the_mean_barrier():
+    # one GPU, two tasks of length 1 in the first round, then one task: the second round
+    # starts at 2 (after the later task); the mean barrier lets it start at 1.5
+    from dlsched.models.hare.cpsat import scale_data
+    from dlsched.models.hare.lowerbound import time_indexed_bound
+
+    inst = HareInstance("h", ("g",), (HareJob("j", 0.0, 1.0, 2, 2, (1.0,), (0.0,)),))
+    d = scale_data(inst)
+    mean = time_indexed_bound(inst, d, None, grid=1)
+    strong = time_indexed_bound(inst, d, None, grid=1, strong=True)
+    assert brute_force(inst) == pytest.approx(4.0)
+    assert mean.bound < 3.9
+    assert strong.bound == pytest.approx(4.0, abs=1e-5)
 
 
 def test_time_indexed_bound_on_the_bundled_instance():

@@ -314,6 +314,7 @@ def solve_cpsat_native(
     job_bounds: bool = True,
     lp_bound: bool = True,
     redundant: bool = False,
+    lp_options: dict[str, Any] | None = None,
 ) -> tuple[Status, TaskSchedule | None, float | None, float | None, dict[str, Any]]:
     """Solve; returns (status, schedule, solver objective, bound, info) in original units.
 
@@ -324,7 +325,9 @@ def solve_cpsat_native(
     on an 8-GPU, 18-task instance and hurt on hetero-4gpu-6jobs (RESULTS_hare.md, section 5).
     ``lp_bound``: first solve the time-indexed LP of :mod:`lowerbound` (HiGHS, at most a
     fifth of the time limit) and state objective >= its value; the reported bound is the
-    larger of it and CP-SAT's.
+    larger of it and CP-SAT's. ``lp_options``: keyword arguments for
+    :func:`lowerbound.time_indexed_bound` (``grid``, ``max_slots``, ``strong``, ``time_limit``
+    overriding the fifth of the limit).
     """
     from ortools.sat.python import cp_model
 
@@ -342,9 +345,9 @@ def solve_cpsat_native(
         from .lowerbound import time_indexed_bound
 
         budget = 30.0 if options.time_limit is None else min(30.0, 0.2 * options.time_limit)
-        lb = time_indexed_bound(
-            instance, d, upper, time_limit=budget, threads=max(1, options.threads)
-        )
+        kw: dict[str, Any] = {"time_limit": budget, "threads": max(1, options.threads)}
+        kw.update(lp_options or {})
+        lb = time_indexed_bound(instance, d, upper, **kw)
     lower = None if lb is None else lb.scaled
     built = build_cpsat(
         instance,

@@ -28,6 +28,28 @@ Why the bound is valid (every step maps an optimal schedule to something at most
    the LP optimum is <= OPT' <= OPT. The LP value returned by HiGHS is reduced by a relative
    1e-7 (plus an absolute 1e-7) against round-off.
 
+5. *Max instead of mean (``strong=True``, rounds of >= 2 tasks).* Per-task start variables
+   with b >= S_i + p_i for each task would add nothing: the tasks of a round are
+   interchangeable, so the symmetric average of any LP point is feasible and gives every task
+   the mean finish. Instead, in the integer slot schedule of step 3 take b_{n,r} = the latest
+   finish of round r-1 (an integer) and use indicators, all valid for that schedule:
+   delta_t = [latest finish of the round >= t] and Y_t = number of its tasks finishing at
+   >= t (Y_t = Y_{t+1} + sum_{finish = t} z), so delta_t >= Y_t / K, delta_t >= delta_{t+1},
+   0 <= delta_t <= 1 and b_{n,r+1} (or C_n) >= f_lo + sum_{t > f_lo} delta_t (f_lo = the
+   earliest possible finish); gamma_t = [b_{n,r} >= t] and A_t = number of tasks of round r
+   started before t, so K gamma_t + A_t <= K, gamma_t >= gamma_{t+1} and
+   b_{n,r} <= s_lo + sum_{t > s_lo} gamma_t (s_lo = the lower bound of b and of every start).
+   The link that cuts the mean: on one GPU, all tasks started in a window [u - p + 1, u]
+   (p = the relaxed training length there, > 0) are in training at slot u, so at most one
+   does; the window sum w_u (built by the sliding recurrence w_u = w_{u-1} + z_u - z_{u-p})
+   is 0 or 1, and if 1 then some task finishes at or after e (earliest start in the window
+   + p + q) and starts at or before h - 1 (latest start in the window): delta_e >= w_u and
+   gamma_h + w_u <= 1. Summing delta_t >= Y_t / K gives back the mean-finish row, and
+   gamma_t <= 1 - A_t / K the mean-start row, so step 4 is dominated. Rounds of one task keep
+   the mean rows (exact for them). Measured on random-8gpu-60tasks-s102 at g = 0.9: 715.4
+   against 713.3 for the mean rows, 15 times the LP time (benchmarks/RESULTS_hare.md,
+   section 5), so it is off by default.
+
 Finer grids are tighter (g = 1 loses nothing in step 1) but larger; :func:`choose_grid` keeps
 the number of slots near ``max_slots``.
 """
@@ -103,6 +125,8 @@ def time_indexed_bound(
     max_slots: int = 1000,
     time_limit: float = 30.0,
     threads: int = 1,
+    strong: bool = False,
+    solver_options: dict[str, Any] | None = None,
 ) -> TimeIndexedBound | None:
     """The LP bound of the module docstring (None if the data are not exactly scaled, the LP
     did not solve to optimality, or HiGHS is missing). ``upper``: a known objective in the
@@ -186,27 +210,202 @@ def time_indexed_bound(
     lo += [-highspy.kHighsInf] * (M * T)
     hi += [1.0] * (M * T)
     nrow += M * T
-    # precedence through barriers: b_{n,r} - F_{n,r-1} >= 0 and S_{n,r} - b_{n,r} >= 0;
-    # completion C_n - F_{n,last} >= 0
-    F = (zt + P + Q) / K
-    S = zt / K
-    prec_rows = []
+    # precedence through barriers (see the module docstring, step 5)
+    F = zt + P + Q  # finish slot of each column
+    extra = [0]  # number of auxiliary columns (delta, Y, gamma, A, w), appended after C
+    extra_lo: list[float] = []
+    extra_hi: list[float] = []
+
+    def new_cols(k: int, lo_v: float, hi_v: float) -> int:
+        first = ncol + extra[0]
+        extra[0] += k
+        extra_lo.extend([lo_v] * k)
+        extra_hi.extend([hi_v] * k)
+        return first
+
+    def add_rows(rws, cls, vls, lo_v, hi_v, count):
+        nonlocal nrow
+        rows.append(np.asarray(rws, dtype=np.int64) + nrow)
+        cols.append(np.asarray(cls, dtype=np.int64))
+        vals.append(np.asarray(vls, dtype=float))
+        lo.extend([lo_v] * count)
+        hi.extend([hi_v] * count)
+        nrow += count
+
+    inf = highspy.kHighsInf
     for n, j in enumerate(jobs):
+        K_n = j.tasks_per_round
         for r in range(j.rounds):
             sel = np.nonzero(rid == round_id[(n, r)])[0]
-            if r >= 1:  # S_{n,r} - b >= 0
-                prec_rows.append((sel, S[sel], bar_id[(n, r)], -1.0))
-            if r + 1 < j.rounds:  # b_{n,r+1} - F_{n,r} >= 0
-                prec_rows.append((sel, -F[sel], bar_id[(n, r + 1)], 1.0))
-            else:  # C_n - F >= 0
-                prec_rows.append((sel, -F[sel], c_id[n], 1.0))
-    for sel, coef, extra, ecoef in prec_rows:
-        rows.append(np.full(sel.size + 1, nrow))
-        cols.append(np.append(sel, extra))
-        vals.append(np.append(coef, ecoef))
-        lo.append(0.0)
-        hi.append(highspy.kHighsInf)
-        nrow += 1
+            target = bar_id[(n, r + 1)] if r + 1 < j.rounds else c_id[n]
+            if not strong or K_n == 1:
+                # mean finish / mean start (exact for K = 1: the mean is the task itself)
+                add_rows(
+                    np.zeros(sel.size + 1),
+                    np.append(sel, target),
+                    np.append(-F[sel] / K_n, 1.0),
+                    0.0,
+                    inf,
+                    1,
+                )
+                if r >= 1:
+                    add_rows(
+                        np.zeros(sel.size + 1),
+                        np.append(sel, bar_id[(n, r)]),
+                        np.append(zt[sel] / K_n, -1.0),
+                        0.0,
+                        inf,
+                        1,
+                    )
+                continue
+            # finish side: delta_t = [max finish >= t], Y_t = #finishing >= t, t in (flo, fhi]
+            flo, fhi = int(F[sel].min()), int(F[sel].max())
+            L = fhi - flo
+            if L > 0:
+                dl0 = new_cols(L, 0.0, 1.0)
+                y0 = new_cols(L, 0.0, float(K_n))
+                ks = np.arange(L)  # index of t = flo + 1 + k
+                # Y_t - Y_{t+1} - sum_{F = t} z = 0
+                fin_k = F[sel] - flo - 1
+                inner = fin_k >= 0
+                rr = [ks, ks[:-1], fin_k[inner]]
+                cc = [y0 + ks, y0 + ks[:-1] + 1, sel[inner]]
+                vv = [np.ones(L), -np.ones(L - 1), -np.ones(int(inner.sum()))]
+                add_rows(np.concatenate(rr), np.concatenate(cc), np.concatenate(vv), 0.0, 0.0, L)
+                # K delta_t - Y_t >= 0
+                add_rows(
+                    np.concatenate([ks, ks]),
+                    np.concatenate([dl0 + ks, y0 + ks]),
+                    np.concatenate([np.full(L, float(K_n)), -np.ones(L)]),
+                    0.0,
+                    inf,
+                    L,
+                )
+                # delta_t - delta_{t+1} >= 0
+                if L > 1:
+                    k1 = np.arange(L - 1)
+                    add_rows(
+                        np.concatenate([k1, k1]),
+                        np.concatenate([dl0 + k1, dl0 + k1 + 1]),
+                        np.concatenate([np.ones(L - 1), -np.ones(L - 1)]),
+                        0.0,
+                        inf,
+                        L - 1,
+                    )
+                # target - sum delta >= flo
+                add_rows(
+                    np.zeros(L + 1),
+                    np.append(dl0 + ks, target),
+                    np.append(-np.ones(L), 1.0),
+                    float(flo),
+                    inf,
+                    1,
+                )
+            else:
+                add_rows([0], [target], [1.0], float(flo), inf, 1)
+            # start side: gamma_t = [b >= t], A_t = #started before t, t in (slo, shi]
+            g0 = None
+            if r >= 1:
+                b = bar_id[(n, r)]
+                slo = int(a[n] + r * fast[n])  # the lower bound of b (and of every start)
+                shi = int(zt[sel].max())
+                Ls = shi - slo
+                if Ls > 0:
+                    g0 = new_cols(Ls, 0.0, 1.0)
+                    a0 = new_cols(Ls, 0.0, float(K_n))
+                    ks = np.arange(Ls)  # index of t = slo + 1 + k
+                    # A_t - A_{t-1} - sum_{start = t - 1} z = 0
+                    st_k = zt[sel] - slo  # start s counts in A_t for t = s + 1 -> index s - slo
+                    inner = st_k < Ls
+                    rr = [ks, ks[1:], st_k[inner]]
+                    cc = [a0 + ks, a0 + ks[1:] - 1, sel[inner]]
+                    vv = [np.ones(Ls), -np.ones(Ls - 1), -np.ones(int(inner.sum()))]
+                    add_rows(
+                        np.concatenate(rr), np.concatenate(cc), np.concatenate(vv), 0.0, 0.0, Ls
+                    )
+                    # K gamma_t + A_t <= K
+                    add_rows(
+                        np.concatenate([ks, ks]),
+                        np.concatenate([g0 + ks, a0 + ks]),
+                        np.concatenate([np.full(Ls, float(K_n)), np.ones(Ls)]),
+                        -inf,
+                        float(K_n),
+                        Ls,
+                    )
+                    if Ls > 1:
+                        k1 = np.arange(Ls - 1)
+                        add_rows(
+                            np.concatenate([k1, k1]),
+                            np.concatenate([g0 + k1, g0 + k1 + 1]),
+                            np.concatenate([np.ones(Ls - 1), -np.ones(Ls - 1)]),
+                            0.0,
+                            inf,
+                            Ls - 1,
+                        )
+                    # b - sum gamma <= slo
+                    add_rows(
+                        np.zeros(Ls + 1),
+                        np.append(g0 + ks, b),
+                        np.append(-np.ones(Ls), 1.0),
+                        -inf,
+                        float(slo),
+                        1,
+                    )
+                else:
+                    add_rows([0], [b], [1.0], -inf, float(slo), 1)
+            # one-GPU windows: w_u = sum of z of this round on m started in [u - p + 1, u]
+            for m in range(M):
+                pm, qm = p[n][m], q[n][m]
+                cm = sel[zm[sel] == m]
+                if pm <= 0 or cm.size == 0:
+                    continue
+                est, lst = int(zt[cm].min()), int(zt[cm].max())
+                nu = lst - est + pm  # u = est .. lst + pm - 1
+                w0 = new_cols(nu, 0.0, 1.0)
+                ku = np.arange(nu)
+                # w_u - w_{u-1} - z_u + z_{u-p} = 0
+                ci = zt[cm] - est  # column index k: enters w at u index k, leaves at k + pm
+                rr = [ku, ku[1:], ci, ci + pm]
+                cc = [w0 + ku, w0 + ku[1:] - 1, cm, cm]
+                vv = [np.ones(nu), -np.ones(nu - 1), -np.ones(ci.size), np.ones(ci.size)]
+                keep_ = np.concatenate(rr) < nu
+                add_rows(
+                    np.concatenate(rr)[keep_],
+                    np.concatenate(cc)[keep_],
+                    np.concatenate(vv)[keep_],
+                    0.0,
+                    0.0,
+                    nu,
+                )
+                u = est + ku
+                first_col = np.maximum(est, u - pm + 1)
+                last_col = np.minimum(lst, u)
+                if L > 0:  # delta_e >= w_u, e = finish of the earliest column of the window
+                    e = first_col + pm + qm
+                    ok = e > flo
+                    k_ = ku[ok]
+                    add_rows(
+                        np.concatenate([np.arange(k_.size)] * 2),
+                        np.concatenate([dl0 + e[ok] - flo - 1, w0 + k_]),
+                        np.concatenate([np.ones(k_.size), -np.ones(k_.size)]),
+                        0.0,
+                        inf,
+                        k_.size,
+                    )
+                if g0 is not None:  # gamma_h + w_u <= 1, h = latest start in the window + 1
+                    h = last_col + 1
+                    ok = h <= shi
+                    k_ = ku[ok]
+                    add_rows(
+                        np.concatenate([np.arange(k_.size)] * 2),
+                        np.concatenate([g0 + h[ok] - slo - 1, w0 + k_]),
+                        np.ones(2 * k_.size),
+                        -inf,
+                        1.0,
+                        k_.size,
+                    )
+    ncol_base = ncol
+    ncol += extra[0]
     A = sp.csc_matrix(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nrow, ncol)
     )
@@ -215,6 +414,8 @@ def time_indexed_bound(
         cost[c_id[n]] = d.weight[n]
     col_lo = np.zeros(ncol)
     col_hi = np.full(ncol, highspy.kHighsInf)
+    col_lo[ncol_base:] = extra_lo
+    col_hi[ncol_base:] = extra_hi
     col_hi[:nz] = K
     for (n, r), c in bar_id.items():
         col_lo[c] = a[n] + r * fast[n]
@@ -236,6 +437,10 @@ def time_indexed_bound(
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", float(max(time_limit, 0.1)))
     h.setOptionValue("threads", int(max(1, threads)))
+    if strong:  # interior point: far faster than simplex on the window/indicator chains
+        h.setOptionValue("solver", "ipm")
+    for k_, v_ in (solver_options or {}).items():
+        h.setOptionValue(k_, v_)
     h.passModel(lp)
     h.run()
     st = h.getModelStatus()
