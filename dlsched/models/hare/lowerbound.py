@@ -233,6 +233,31 @@ def time_indexed_bound(
         nrow += count
 
     inf = highspy.kHighsInf
+
+    def add_nonincreasing(c0: int, length: int) -> None:
+        """x_{c0+k} - x_{c0+k+1} >= 0 for k < length - 1 (an indicator chain [v >= t])."""
+        if length > 1:
+            k1 = np.arange(length - 1)
+            add_rows(
+                np.concatenate([k1, k1]),
+                np.concatenate([c0 + k1, c0 + k1 + 1]),
+                np.concatenate([np.ones(length - 1), -np.ones(length - 1)]),
+                0.0,
+                inf,
+                length - 1,
+            )
+
+    def add_counts(c0: int, length: int, var: int, lo_v: float, hi_v: float) -> None:
+        """lo_v <= var - sum_k x_{c0+k} <= hi_v (var equals its base plus the chain's count)."""
+        add_rows(
+            np.zeros(length + 1),
+            np.append(c0 + np.arange(length), var),
+            np.append(-np.ones(length), 1.0),
+            lo_v,
+            hi_v,
+            1,
+        )
+
     for n, j in enumerate(jobs):
         K_n = j.tasks_per_round
         for r in range(j.rounds):
@@ -281,26 +306,9 @@ def time_indexed_bound(
                     inf,
                     L,
                 )
-                # delta_t - delta_{t+1} >= 0
-                if L > 1:
-                    k1 = np.arange(L - 1)
-                    add_rows(
-                        np.concatenate([k1, k1]),
-                        np.concatenate([dl0 + k1, dl0 + k1 + 1]),
-                        np.concatenate([np.ones(L - 1), -np.ones(L - 1)]),
-                        0.0,
-                        inf,
-                        L - 1,
-                    )
-                # target - sum delta >= flo
-                add_rows(
-                    np.zeros(L + 1),
-                    np.append(dl0 + ks, target),
-                    np.append(-np.ones(L), 1.0),
-                    float(flo),
-                    inf,
-                    1,
-                )
+                # delta_t - delta_{t+1} >= 0; target - sum delta >= flo
+                add_nonincreasing(dl0, L)
+                add_counts(dl0, L, target, float(flo), inf)
             else:
                 add_rows([0], [target], [1.0], float(flo), inf, 1)
             # start side: gamma_t = [b >= t], A_t = #started before t, t in (slo, shi]
@@ -332,25 +340,9 @@ def time_indexed_bound(
                         float(K_n),
                         Ls,
                     )
-                    if Ls > 1:
-                        k1 = np.arange(Ls - 1)
-                        add_rows(
-                            np.concatenate([k1, k1]),
-                            np.concatenate([g0 + k1, g0 + k1 + 1]),
-                            np.concatenate([np.ones(Ls - 1), -np.ones(Ls - 1)]),
-                            0.0,
-                            inf,
-                            Ls - 1,
-                        )
+                    add_nonincreasing(g0, Ls)
                     # b - sum gamma <= slo
-                    add_rows(
-                        np.zeros(Ls + 1),
-                        np.append(g0 + ks, b),
-                        np.append(-np.ones(Ls), 1.0),
-                        -inf,
-                        float(slo),
-                        1,
-                    )
+                    add_counts(g0, Ls, b, -inf, float(slo))
                 else:
                     add_rows([0], [b], [1.0], -inf, float(slo), 1)
             # one-GPU windows: w_u = sum of z of this round on m started in [u - p + 1, u]
