@@ -3,14 +3,18 @@
     python benchmarks/bench_hare.py [--quick] [--out benchmarks/RESULTS_hare.md]
 
 1. exact routes (CP-SAT vs pyomo.gdp/HiGHS) on the bundled and small random instances;
-2. CP-SAT on 8 GPUs x 60 tasks (proof of optimality), the plain model (greedy hint, no
-   deadlines, no symmetry breaking, no LP bound) against the strengthened one (with the
-   time-indexed LP lower bound of ``lowerbound.py`` stated as objective >= LB), and the
-   sizes of 8-GPU instances where optimality is proven;
+2. CP-SAT on 8 GPUs x 60 tasks (proof of optimality): the plain model (greedy hint, no
+   deadlines, no symmetry breaking, no LP bound), one NoOverlap per GPU with symmetry breaking
+   and the time-indexed LP lower bound of ``lowerbound.py`` (objective >= LB), and the default
+   pooled model (one cumulative per class of identical GPUs); then 8-GPU instances of growing
+   size with the pooled and per-GPU models side by side;
 3. R||sum w_j C_j, 4 GPUs x 40 single-task jobs, 30 s: the special-case route used by
    ``exact`` (local search + time-indexed MILP) against the general CP-SAT and MILP routes and
    the pairs (assignment) model in CP-SAT;
-4. Algorithm 1 at the paper's simulation scale (160 GPUs, 300 jobs): what dominates.
+4. Algorithm 1 at the paper's simulation scale (160 GPUs, 300 jobs): what dominates;
+5. the time-indexed LP bound on the 8 x 60 instance against its grid.
+
+Hand-written reading of the figures lives in ``READING_hare.md``; ``run.py`` appends it.
 """
 
 from __future__ import annotations
@@ -127,22 +131,35 @@ def main() -> None:
     from dlsched.models.hare.cpsat import best_hint, solve_cpsat_native
     from dlsched.models.hare.methods import greedy_schedule
 
-    t0 = time.perf_counter()
-    st, _, obj, bnd, _ = solve_cpsat_native(
+    def native(inst, label, hint, **kw):
+        t0 = time.perf_counter()
+        st, _, obj, bnd, info = solve_cpsat_native(
+            inst, SolveOptions(time_limit=lim, threads=args.threads), hint, **kw
+        )
+        gap = None if bnd is None else (obj - bnd) / obj
+        lines.append(
+            f"| {inst.name} | {inst.num_gpus} | {inst.num_tasks} | {label} | {st} | {fmt(obj)} | "
+            f"{fmt(bnd)} | {fmt(gap, 4)} | {time.perf_counter() - t0:.2f} |"
+        )
+        print(lines[-1], flush=True)
+        return info
+
+    native(
         big,
-        SolveOptions(time_limit=lim, threads=args.threads),
+        "exact-cpsat plain (greedy hint only, one NoOverlap per GPU)",
         greedy_schedule(big),
         use_upper=False,
         symmetry=False,
         job_bounds=False,
         lp_bound=False,
+        pooled=False,
     )
-    gap = None if bnd is None else (obj - bnd) / obj
-    lines.append(
-        f"| {big.name} | 8 | 60 | exact-cpsat plain (greedy hint only) | {st} | {fmt(obj)} | "
-        f"{fmt(bnd)} | {fmt(gap, 4)} | {time.perf_counter() - t0:.2f} |"
+    native(
+        big,
+        "exact-cpsat, one NoOverlap per GPU + symmetry breaking",
+        best_hint(big)[1],
+        pooled=False,
     )
-    print(lines[-1], flush=True)
     for m in ("exact-cpsat", "hare-eft", "greedy"):
         out = (
             run_method(big, m, so(lim))
@@ -151,7 +168,9 @@ def main() -> None:
                 big, m, MethodOptions(params={"relaxation": "chain"} if m != "greedy" else {})
             )
         )
-        lines.append(row(big, out))
+        lines.append(
+            row(big, out).replace("| exact-cpsat |", "| exact-cpsat (pooled GPU classes) |")
+        )
         print(lines[-1], flush=True)
         if m == "exact-cpsat":
             lines.append(
@@ -161,11 +180,55 @@ def main() -> None:
             )
     hname, _, hobj = best_hint(big)
     lines.append(f"\nBest quick schedule used as hint and upper bound: {hname}, {hobj:.2f}.\n")
-    lines += [f"\n8-GPU instances of growing size, exact-cpsat (time limit {lim} s):\n", HEADER]
-    for tasks, span in ((12, 10.0), (15, 10.0), (18, 10.0), (21, 10.0), (30, 10.0), (60, 80.0)):
-        inst = instance_with_tasks(tasks, 8, 100, span)
+    small = 30 if args.quick else 60
+    lines += [
+        "\n8-GPU instances of growing size (arrival span 10): exact-cpsat, pooled (default) "
+        f"against one NoOverlap per GPU with symmetry breaking (time limit {small} s):\n",
+        HEADER,
+    ]
+    for t in (12, 18, 21, 30):
+        inst = instance_with_tasks(t, 8, 100)
+        for pooled in (True, False):
+            out = run_method(
+                inst,
+                "exact-cpsat",
+                MethodOptions(
+                    SolveOptions(time_limit=small, threads=args.threads), {"pooled": pooled}
+                ),
+            )
+            label = "exact-cpsat (pooled)" if pooled else "exact-cpsat (per GPU)"
+            lines.append(row(inst, out).replace("| exact-cpsat |", f"| {label} |"))
+            print(lines[-1], flush=True)
+    lines += [
+        "\n8 GPUs x 60 tasks against the load, exact-cpsat (default: pooled, job-subset bound, "
+        f"LP bound; time limit {lim} s). Load = sum over tasks of the fastest training time / "
+        "(8 x arrival span).\n",
+        "| instance | load | tasks | status | objective | bound | gap | subset bound | LP bound "
+        "| time (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    few = next(  # few jobs, several rounds of several tasks (data-parallel jobs)
+        replace(p, name=f"few-jobs-8gpu-60tasks-s{seed}")
+        for seed in range(500)
+        if (p := generate(4, 8, seed, rounds=(3, 5), tasks=(3, 4))).num_tasks == 60
+    )
+    loaded = [
+        instance_with_tasks(60, 8, seed0, span)
+        for span, seeds in ((40.0, (100,)), (80.0, (100, 200, 300)), (160.0, (100, 200, 300)))
+        for seed0 in seeds
+    ]
+    for inst in [*loaded, few]:
+        span = max(j.arrival for j in inst.jobs) - min(j.arrival for j in inst.jobs)
+        work = sum(min(j.train_time) * j.rounds * j.tasks_per_round for j in inst.jobs) / (
+            inst.num_gpus * max(span, 1e-9)
+        )
         out = run_method(inst, "exact-cpsat", so(lim))
-        lines.append(row(inst, out))
+        dd = out.details
+        lines.append(
+            f"| {inst.name} | {work:.2f} | {inst.num_tasks} | {out.status} | "
+            f"{fmt(out.objective)} | {fmt(out.bound)} | {fmt(out.gap, 4)} | "
+            f"{fmt(dd.get('subset_bound'))} | {fmt(dd.get('lp_bound'))} | {out.wall_time:.2f} |"
+        )
         print(lines[-1], flush=True)
     # 3. R||sum wC
     lines += [
@@ -249,6 +312,26 @@ def main() -> None:
         t0 = time.perf_counter()
         algorithm1(p, x, y)
         lines.append(f"| {jobs} | {gpus} | {p.num_tasks} | {time.perf_counter() - t0:.3f} |")
+        print(lines[-1], flush=True)
+    # 5. the time-indexed LP bound against its grid
+    from dlsched.models.hare.cpsat import scale_data, scaled_objective
+    from dlsched.models.hare.lowerbound import time_indexed_bound
+
+    lines += [
+        f"\n## 5. Time-indexed LP lower bound against its grid ({big.name})\n",
+        "| grid g (time units) | slots | LP nonzeros | LP bound | LP time (s) |",
+        "|---|---|---|---|---|",
+    ]
+    d = scale_data(big)
+    upper = scaled_objective(d, big, best_hint(big)[1])
+    for grid in (18, 9, 6, 4):
+        lb = time_indexed_bound(big, d, upper, grid=grid, time_limit=120, threads=args.threads)
+        lines.append(
+            f"| {grid / d.time_scale:g} | - | - | LP not solved in 120 s | - |"
+            if lb is None
+            else f"| {lb.grid / d.time_scale:g} | {lb.slots} | {lb.nonzeros} | {lb.bound:.1f} | "
+            f"{lb.seconds:.1f} |"
+        )
         print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"
     if args.out:

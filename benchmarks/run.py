@@ -1,4 +1,9 @@
-"""Run the whole speed suite and rebuild benchmarks/RESULTS.md from its sections."""
+"""Run the whole speed suite and rebuild benchmarks/RESULTS.md from its sections (each
+suite's generated RESULTS_<suite>.md, then its hand-written READING_<suite>.md if any).
+
+    python benchmarks/run.py             # every suite
+    python benchmarks/run.py hare        # rerun one suite, reassemble RESULTS.md from all
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,26 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 
+SUITES = ("placement", "hare")
+
+
 def main() -> int:
+    chosen = sys.argv[1:] or list(SUITES)
+    unknown = sorted(set(chosen) - set(SUITES))
+    if unknown:
+        print(f"unknown suite(s) {unknown}; expected some of {list(SUITES)}", file=sys.stderr)
+        return 2
     sections = []
-    for script, out in (
-        ("bench_placement.py", "RESULTS_placement.md"),
-        ("bench_hare.py", "RESULTS_hare.md"),
-    ):
-        subprocess.run([sys.executable, str(HERE / script), "--out", str(HERE / out)], check=True)
+    for suite in SUITES:
+        script, out = f"bench_{suite}.py", f"RESULTS_{suite}.md"
+        if suite in chosen:
+            subprocess.run(
+                [sys.executable, str(HERE / script), "--out", str(HERE / out)], check=True
+            )
         sections.append((HERE / out).read_text())
+        reading = HERE / out.replace("RESULTS_", "READING_")
+        if reading.exists():  # the hand-written reading of that suite's figures
+            sections.append(reading.read_text())
     head = (
         "# Benchmark results\n\nRegenerate with `make bench` (runs `benchmarks/run.py`). "
         "Figures are from one run per suite on a\n2-core shared machine; compare ratios "

@@ -276,13 +276,56 @@ def test_identical_gpu_symmetry_breaking_keeps_the_optimum():
     bf = brute_force(inst)
     for kw in (
         {},
-        {"symmetry": False, "use_upper": False, "job_bounds": False, "lp_bound": False},
-        {"redundant": True},
+        {"pooled": False},
+        {"pooled": False, "redundant": True},
+        {"pooled": False, "symmetry": False, "use_upper": False, "job_bounds": False},
+        {"redundant": True, "lp_bound": False},
     ):
         st_, _, obj, _, _ = solve_cpsat_native(inst, OPTS.solve, None, **kw)
         assert st_ == Status.OPTIMAL and obj == pytest.approx(bf, rel=1e-6)
     out = run_method(inst, "exact-cpsat", OPTS)  # with a hint and its objective as upper bound
     assert out.status == Status.OPTIMAL and out.objective == pytest.approx(bf, rel=1e-6)
+
+
+@st.composite
+def paired_gpu_instances(draw):
+    """Instances whose GPUs come in classes of identical columns (as in the generator)."""
+    sizes = draw(st.lists(st.integers(1, 3), min_size=1, max_size=2))
+    cls_of = [c for c, k in enumerate(sizes) for _ in range(k)]
+    jobs = []
+    for n in range(draw(st.integers(1, 2))):
+        tc = [draw(st.integers(1, 6)) / 2 for _ in sizes]
+        ts = [draw(st.integers(0, 2)) / 2 for _ in sizes]
+        jobs.append(
+            HareJob(
+                f"j{n}",
+                draw(st.integers(0, 3)) / 2,
+                float(draw(st.integers(1, 3))),
+                draw(st.integers(1, 2)),
+                draw(st.integers(1, 3)),
+                tuple(tc[c] for c in cls_of),
+                tuple(ts[c] for c in cls_of),
+            )
+        )
+    return HareInstance("pairs", tuple(f"g{k}" for k in range(len(cls_of))), tuple(jobs))
+
+
+@settings(
+    max_examples=20, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(paired_gpu_instances())
+def test_pooled_identical_gpus_match_one_no_overlap_per_gpu(inst):
+    """A cumulative of capacity |class| per class of identical GPUs (then GPUs coloured by
+    start) gives the same optimum as a NoOverlap per GPU, and a schedule the checker accepts."""
+    from dlsched.models.hare.cpsat import solve_cpsat_native
+
+    st1, s1, o1, _, _ = solve_cpsat_native(inst, OPTS.solve, None, pooled=True)
+    st2, _, o2, _, _ = solve_cpsat_native(inst, OPTS.solve, None, pooled=False)
+    assert st1 == st2 == Status.OPTIMAL
+    assert o1 == pytest.approx(o2, rel=1e-9, abs=1e-9)
+    assert check_schedule(inst, s1).objective == pytest.approx(o1, rel=1e-9, abs=1e-9)
+    if inst.num_tasks <= 4 and inst.num_gpus <= 4:
+        assert o1 == pytest.approx(brute_force(inst), rel=1e-9, abs=1e-9)
 
 
 # --- time-indexed LP lower bound ----------------------------------------------------------------

@@ -48,7 +48,10 @@ def run_exact_cpsat(
 ) -> Outcome:
     t0 = time.perf_counter()
     hint = best_hint(instance)[1] if options.param("hint", True) else None
-    solved = solve_cpsat_native(instance, options.solve, hint)
+    pooled = options.param("pooled", True)
+    if not isinstance(pooled, bool):
+        raise OptionError("--param pooled", pooled, "expected true or false")
+    solved = solve_cpsat_native(instance, options.solve, hint, pooled=pooled)
     return _route_outcome(instance, name, t0, solved, route="cpsat")
 
 

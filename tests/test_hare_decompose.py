@@ -1,0 +1,111 @@
+"""Job-subset lower bounds (dlsched.models.hare.decompose): below the optimum always, equal to
+it when groups of jobs do not interact, and the CP-SAT route that uses them stays exact."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from test_hare_exact import brute_force, tiny_instances
+
+from dlsched.check.hare import check_schedule
+from dlsched.instances.hare import HareInstance, HareJob
+from dlsched.models import MethodOptions, run_method
+from dlsched.models.hare import generate
+from dlsched.models.hare.cpsat import solve_cpsat_native
+from dlsched.models.hare.decompose import arrival_blocks, sub_instance, subset_bound
+from dlsched.solvers import SolveOptions, Status
+
+OPTS = SolveOptions(time_limit=60)
+
+
+def test_blocks_partition_the_jobs_in_arrival_order():
+    inst = generate(9, 4, 3, arrival_span=30.0)
+    blocks = arrival_blocks(inst, 4)
+    flat = [n for b in blocks for n in b]
+    assert sorted(flat) == list(range(inst.num_jobs))
+    arrivals = [inst.jobs[n].arrival for n in flat]
+    assert arrivals == sorted(arrivals)
+    for b in blocks[:-1]:
+        assert sum(inst.jobs[n].rounds * inst.jobs[n].tasks_per_round for n in b) >= 4
+    sub = sub_instance(inst, blocks[0])
+    assert sub.gpus == inst.gpus and sub.jobs == tuple(inst.jobs[n] for n in blocks[0])
+
+
+@settings(
+    max_examples=25, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(tiny_instances(max_tasks=4, max_gpus=2))
+def test_subset_bound_never_exceeds_the_brute_force_optimum(inst):
+    sb = subset_bound(inst, OPTS, block_tasks=1, max_tasks=2)
+    opt = brute_force(inst)
+    assert sb.bound <= opt + 1e-9
+    if sb.partition:  # the partition covers every job exactly once
+        jobs = sorted(n for seg in sb.partition for n in seg.jobs)
+        assert jobs == list(range(inst.num_jobs))
+    if sb.schedule is not None:
+        assert check_schedule(inst, sb.schedule).objective >= opt - 1e-9
+
+
+def _far_apart(gap: float) -> HareInstance:
+    """Two copies of a 10-task instance (one default block each), the second ``gap`` later."""
+    base = (
+        HareJob("a", 0.0, 2.0, 2, 3, (2.0, 1.0, 1.5), (0.5, 0.3, 0.2)),
+        HareJob("b", 0.5, 1.0, 2, 2, (1.0, 2.5, 1.0), (0.1, 0.0, 0.4)),
+    )
+    late = tuple(
+        HareJob(
+            f"{j.name}2",
+            j.arrival + gap,
+            j.weight,
+            j.rounds,
+            j.tasks_per_round,
+            j.train_time,
+            j.sync_time,
+        )
+        for j in base
+    )
+    return HareInstance("far", ("g0", "g1", "g2"), base + late)
+
+
+def test_bound_is_tight_when_groups_do_not_interact_and_proves_the_hint():
+    inst = _far_apart(1000.0)
+    half = sub_instance(inst, (0, 1))
+    opt_half = run_method(half, "exact-cpsat", MethodOptions(OPTS)).objective
+    sb = subset_bound(inst, OPTS)  # default blocks of 10 tasks: one per copy
+    late = sub_instance(inst, (2, 3))
+    opt_late = run_method(late, "exact-cpsat", MethodOptions(OPTS)).objective
+    assert sb.bound == pytest.approx(opt_half + opt_late, rel=1e-9)
+    assert sb.schedule is not None
+    assert check_schedule(inst, sb.schedule).objective == pytest.approx(sb.bound, rel=1e-9)
+    out = run_method(inst, "exact-cpsat", MethodOptions(OPTS))
+    assert out.status == Status.OPTIMAL
+    assert out.objective == pytest.approx(sb.bound, rel=1e-9)
+    assert out.details["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)
+
+
+def test_bound_is_below_the_optimum_when_groups_interact():
+    jobs = (
+        HareJob("a", 0.0, 2.0, 1, 3, (2.0, 1.0, 1.5), (0.5, 0.3, 0.2)),
+        HareJob("b", 0.5, 1.0, 2, 1, (1.0, 2.5, 1.0), (0.1, 0.0, 0.4)),
+        HareJob("c", 0.5, 3.0, 1, 2, (1.5, 1.0, 2.0), (0.0, 0.2, 0.1)),
+        HareJob("d", 1.0, 1.0, 2, 1, (1.0, 0.5, 1.0), (0.3, 0.1, 0.0)),
+    )
+    inst = HareInstance("near", ("g0", "g1", "g2"), jobs)  # every job competes for the GPUs
+    sb = subset_bound(inst, OPTS, block_tasks=3, max_tasks=5)
+    assert len(sb.partition) >= 2
+    st_, _, obj, _, info = solve_cpsat_native(inst, OPTS, None, subsets=False)
+    assert st_ == Status.OPTIMAL
+    assert sb.bound <= obj + 1e-9
+    # with the bound and each group's bound stated in the model
+    small = {"block_tasks": 3, "max_tasks": 5}
+    st2, _, obj2, _, info2 = solve_cpsat_native(inst, OPTS, None, subset_options=small)
+    assert st2 == Status.OPTIMAL and obj2 == pytest.approx(obj, rel=1e-9)
+    assert info2["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)
+    assert len(info2["subset_partition"]) == len(sb.partition)
+    assert info["subset_bound"] is None
+
+
+def test_one_block_gives_no_bound():
+    inst = generate(2, 2, 0)
+    sb = subset_bound(inst, OPTS, block_tasks=100)
+    assert sb.bound == 0.0 and sb.partition == () and sb.schedule is None
