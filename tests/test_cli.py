@@ -70,6 +70,10 @@ def test_lists(capsys) -> None:
         ),
         (["generate", "placement", "--jobs", "5", "--workers", "2", "-o", "x.json"], "--workers"),
         (["methods", "nofamily"], "family"),
+        (
+            ["solve", "hare/toy-2gpu", "--method", "exact-cpsat", "--param", "pooled=maybe"],
+            "pooled",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_a_message(capsys, argv, fragment) -> None:
@@ -100,6 +104,17 @@ def test_generate_does_not_clobber_on_error(tmp_path: Path, capsys) -> None:
     )
     assert code == 2
     assert target.read_text() == "precious"
+
+
+def test_cpsat_model_switches_from_the_command_line(capsys) -> None:
+    for flags in ("pooled=true", "pooled=false", "subsets=false"):
+        argv = ["solve", "hare/toy-2gpu", "--method", "exact-cpsat", "--param", flags, "--json"]
+        code, out, _ = run(capsys, *argv)
+        d = json.loads(out)
+        assert code == 0 and d["status"] == "optimal"
+        assert d["objective"] == pytest.approx(13.5)
+        if flags == "subsets=false":
+            assert d["details"]["subset_bound"] is None
 
 
 def test_compare_reports_the_guarantee(capsys) -> None:

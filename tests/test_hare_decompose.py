@@ -11,7 +11,7 @@ from dlsched.check.hare import check_schedule
 from dlsched.instances.hare import HareInstance, HareJob
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import generate
-from dlsched.models.hare.cpsat import solve_cpsat_native
+from dlsched.models.hare.cpsat import SUBSET_MIN_TASKS, best_hint, solve_cpsat_native
 from dlsched.models.hare.decompose import arrival_blocks, sub_instance, subset_bound
 from dlsched.solvers import SolveOptions, Status
 
@@ -77,10 +77,19 @@ def test_bound_is_tight_when_groups_do_not_interact_and_proves_the_hint():
     assert sb.bound == pytest.approx(opt_half + opt_late, rel=1e-9)
     assert sb.schedule is not None
     assert check_schedule(inst, sb.schedule).objective == pytest.approx(sb.bound, rel=1e-9)
+    # the route: the merged schedule meets the bound, so it is returned as proven optimal
+    hint = best_hint(inst)[1]
+    st_, sched, obj, bound, info = solve_cpsat_native(
+        inst, OPTS, hint, subset_options={"min_tasks": 0}
+    )
+    assert st_ == Status.OPTIMAL and info["returned"] == "hint"
+    assert obj == pytest.approx(sb.bound, rel=1e-9) and bound == pytest.approx(obj, rel=1e-9)
+    assert check_schedule(inst, sched).objective == pytest.approx(obj, rel=1e-9)
+    assert info["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)
+    # below SUBSET_MIN_TASKS the default route does not decompose
     out = run_method(inst, "exact-cpsat", MethodOptions(OPTS))
-    assert out.status == Status.OPTIMAL
-    assert out.objective == pytest.approx(sb.bound, rel=1e-9)
-    assert out.details["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)
+    assert out.details["subset_bound"] is None and inst.num_tasks <= SUBSET_MIN_TASKS
+    assert out.status == Status.OPTIMAL and out.objective == pytest.approx(obj, rel=1e-9)
 
 
 def test_bound_is_below_the_optimum_when_groups_interact():
@@ -97,7 +106,7 @@ def test_bound_is_below_the_optimum_when_groups_interact():
     assert st_ == Status.OPTIMAL
     assert sb.bound <= obj + 1e-9
     # with the bound and each group's bound stated in the model
-    small = {"block_tasks": 3, "max_tasks": 5}
+    small = {"block_tasks": 3, "max_tasks": 5, "min_tasks": 0}
     st2, _, obj2, _, info2 = solve_cpsat_native(inst, OPTS, None, subset_options=small)
     assert st2 == Status.OPTIMAL and obj2 == pytest.approx(obj, rel=1e-9)
     assert info2["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)

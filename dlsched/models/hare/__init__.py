@@ -41,14 +41,15 @@ METHODS: dict[str, Method] = {
             run_exact,
             "certified optimum of Hare_Sched (4)-(8); backend=auto|cpsat|milp|special",
             exact=True,
-            params=("backend", "hint", "transformation"),
+            params=("backend", "hint", "transformation", "pooled", "subsets"),
         ),
         Method(
             "exact-cpsat",
             run_exact_cpsat,
-            "native CP-SAT: optional intervals, NoOverlap",
+            "native CP-SAT: optional intervals, a cumulative per class of identical GPUs "
+            "(pooled=false: a NoOverlap per GPU), time-indexed LP and job-subset bounds",
             exact=True,
-            params=("hint",),
+            params=("hint", "pooled", "subsets"),
         ),
         Method(
             "exact-milp",

@@ -38,6 +38,11 @@ from dlsched.solvers.base import OPTIMALITY_GAP, SolveOptions, Status, relative_
 
 from .common import MAX_TIME_SCALE, power_of_ten_scale, time_values
 
+# the job-subset bound is tried above this many tasks: below it one segment (max_tasks = 30 in
+# decompose.subset_bound) would be the whole instance, and its 0.3 share of the time limit
+# delayed the proof on hetero-4gpu-6jobs (17 tasks) past 60 s
+SUBSET_MIN_TASKS = 30
+
 
 @dataclass(frozen=True)
 class ScaledData:
@@ -400,12 +405,14 @@ def solve_cpsat_native(
     larger of it and CP-SAT's. ``lp_options``: keyword arguments for
     :func:`lowerbound.time_indexed_bound` (``grid``, ``max_slots``, ``strong``, ``time_limit``
     overriding the fifth of the limit). ``pooled``: see :func:`build_cpsat`.
-    ``subsets``: first the job-subset bound of :mod:`decompose` (at most 0.3 of the time limit):
+    ``subsets``: on instances of more than ``SUBSET_MIN_TASKS`` tasks, first the job-subset
+    bound of :mod:`decompose` (at most 0.3 of the time limit):
     groups of jobs by arrival solved exactly, their optima summed. Its merged schedule replaces
     the hint when better; if the hint meets the bound it is returned as proven optimal without
     a search; otherwise the bound joins the LP's in objective >= lower, and each group's optimum
     is stated for the group's weighted completions. ``subset_options``: keyword arguments for
-    :func:`decompose.subset_bound` (``block_tasks``, ``max_tasks``).
+    :func:`decompose.subset_bound` (``block_tasks``, ``max_tasks``), and ``min_tasks`` to
+    replace ``SUBSET_MIN_TASKS``.
     """
 
     from ortools.sat.python import cp_model
@@ -414,11 +421,12 @@ def solve_cpsat_native(
     d = scale_data(instance)
     unit = d.time_scale * d.weight_scale
     sub = None
-    if subsets and d.exact:
+    sub_kw = dict(subset_options or {})
+    if subsets and d.exact and instance.num_tasks > sub_kw.pop("min_tasks", SUBSET_MIN_TASKS):
         from .decompose import subset_bound
 
         share = None if options.time_limit is None else 0.3 * options.time_limit
-        sub = subset_bound(instance, replace(options, time_limit=share), **(subset_options or {}))
+        sub = subset_bound(instance, replace(options, time_limit=share), **sub_kw)
         if sub.schedule is not None and (
             hint is None
             or scaled_objective(d, instance, sub.schedule) < scaled_objective(d, instance, hint)

@@ -48,10 +48,12 @@ def run_exact_cpsat(
 ) -> Outcome:
     t0 = time.perf_counter()
     hint = best_hint(instance)[1] if options.param("hint", True) else None
-    pooled = options.param("pooled", True)
-    if not isinstance(pooled, bool):
-        raise OptionError("--param pooled", pooled, "expected true or false")
-    solved = solve_cpsat_native(instance, options.solve, hint, pooled=pooled)
+    flags = {}
+    for key in ("pooled", "subsets"):  # model switches of solve_cpsat_native, on by default
+        flags[key] = options.param(key, True)
+        if not isinstance(flags[key], bool):
+            raise OptionError(f"--param {key}", flags[key], "expected true or false")
+    solved = solve_cpsat_native(instance, options.solve, hint, **flags)
     return _route_outcome(instance, name, t0, solved, route="cpsat")
 
 
