@@ -87,14 +87,60 @@ def unrelated(jobs: int, gpus: int, seed: int) -> HareInstance:
     return HareInstance(f"R-{gpus}x{jobs}-s{seed}", tuple(f"g{k}" for k in range(gpus)), js)
 
 
+def load_table(lim: float, threads: int) -> list[str]:
+    """8 GPUs x 60 tasks against the load (arrival span), default exact-cpsat."""
+    lines: list[str] = []
+
+    def so(limit):
+        return MethodOptions(SolveOptions(time_limit=limit, threads=threads))
+
+    lines += [
+        "\n8 GPUs x 60 tasks against the load, exact-cpsat (default: pooled, job-subset bound, "
+        f"LP bound; time limit {lim} s). Load = sum over tasks of the fastest training time / "
+        "(8 x arrival span).\n",
+        "| instance | load | tasks | status | objective | bound | gap | subset bound (s) "
+        "| LP bound | time (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    few = next(  # few jobs, several rounds of several tasks (data-parallel jobs)
+        replace(p, name=f"few-jobs-8gpu-60tasks-s{seed}")
+        for seed in range(500)
+        if (p := generate(4, 8, seed, rounds=(3, 5), tasks=(3, 4))).num_tasks == 60
+    )
+    loaded = [
+        instance_with_tasks(60, 8, seed0, span)
+        for span, seeds in ((40.0, (100,)), (80.0, (100, 200, 300)), (160.0, (100, 200, 300)))
+        for seed0 in seeds
+    ]
+    for inst in [*loaded, few]:
+        span = max(j.arrival for j in inst.jobs) - min(j.arrival for j in inst.jobs)
+        work = sum(min(j.train_time) * j.rounds * j.tasks_per_round for j in inst.jobs) / (
+            inst.num_gpus * max(span, 1e-9)
+        )
+        out = run_method(inst, "exact-cpsat", so(lim))
+        dd = out.details
+        lines.append(
+            f"| {inst.name} | {work:.2f} | {inst.num_tasks} | {out.status} | "
+            f"{fmt(out.objective)} | {fmt(out.bound)} | {fmt(out.gap, 4)} | "
+            f"{fmt(dd.get('subset_bound'))} ({fmt(dd.get('subset_bound_seconds'), 1)}) | "
+            f"{fmt(dd.get('lp_bound'))} | {out.wall_time:.2f} |"
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=None)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-exact", action="store_true", help="skip section 1")
+    ap.add_argument("--load-only", action="store_true", help="print only the load table")
     args = ap.parse_args()
     tl = 20 if args.quick else 60
+    if args.load_only:
+        print("\n".join(load_table(60 if args.quick else 120, args.threads)))
+        return
     lines = [
         f"# hare (seed 002) benchmarks\n\nPython {platform.python_version()}, "
         f"{platform.machine()}, {os.cpu_count()} cores, threads={args.threads} (CP-SAT workers, "
@@ -199,37 +245,7 @@ def main() -> None:
             label = "exact-cpsat (pooled)" if pooled else "exact-cpsat (per GPU)"
             lines.append(row(inst, out).replace("| exact-cpsat |", f"| {label} |"))
             print(lines[-1], flush=True)
-    lines += [
-        "\n8 GPUs x 60 tasks against the load, exact-cpsat (default: pooled, job-subset bound, "
-        f"LP bound; time limit {lim} s). Load = sum over tasks of the fastest training time / "
-        "(8 x arrival span).\n",
-        "| instance | load | tasks | status | objective | bound | gap | subset bound | LP bound "
-        "| time (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    few = next(  # few jobs, several rounds of several tasks (data-parallel jobs)
-        replace(p, name=f"few-jobs-8gpu-60tasks-s{seed}")
-        for seed in range(500)
-        if (p := generate(4, 8, seed, rounds=(3, 5), tasks=(3, 4))).num_tasks == 60
-    )
-    loaded = [
-        instance_with_tasks(60, 8, seed0, span)
-        for span, seeds in ((40.0, (100,)), (80.0, (100, 200, 300)), (160.0, (100, 200, 300)))
-        for seed0 in seeds
-    ]
-    for inst in [*loaded, few]:
-        span = max(j.arrival for j in inst.jobs) - min(j.arrival for j in inst.jobs)
-        work = sum(min(j.train_time) * j.rounds * j.tasks_per_round for j in inst.jobs) / (
-            inst.num_gpus * max(span, 1e-9)
-        )
-        out = run_method(inst, "exact-cpsat", so(lim))
-        dd = out.details
-        lines.append(
-            f"| {inst.name} | {work:.2f} | {inst.num_tasks} | {out.status} | "
-            f"{fmt(out.objective)} | {fmt(out.bound)} | {fmt(out.gap, 4)} | "
-            f"{fmt(dd.get('subset_bound'))} | {fmt(dd.get('lp_bound'))} | {out.wall_time:.2f} |"
-        )
-        print(lines[-1], flush=True)
+    lines += load_table(lim, args.threads)
     # 3. R||sum wC
     lines += [
         "\n## 3. R||sum w_j C_j, 4 GPUs x 40 jobs (time limit 30 s per route)\n",

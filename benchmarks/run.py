@@ -3,6 +3,7 @@ suite's generated RESULTS_<suite>.md, then its hand-written READING_<suite>.md i
 
     python benchmarks/run.py             # every suite
     python benchmarks/run.py hare        # rerun one suite, reassemble RESULTS.md from all
+    python benchmarks/run.py --assemble  # only reassemble RESULTS.md
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ SUITES = ("placement", "hare")
 
 
 def main() -> int:
-    chosen = sys.argv[1:] or list(SUITES)
+    args = sys.argv[1:]
+    chosen = [] if args == ["--assemble"] else args or list(SUITES)
     unknown = sorted(set(chosen) - set(SUITES))
     if unknown:
         print(f"unknown suite(s) {unknown}; expected some of {list(SUITES)}", file=sys.stderr)

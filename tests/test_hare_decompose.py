@@ -25,8 +25,20 @@ def test_blocks_partition_the_jobs_in_arrival_order():
     assert sorted(flat) == list(range(inst.num_jobs))
     arrivals = [inst.jobs[n].arrival for n in flat]
     assert arrivals == sorted(arrivals)
-    for b in blocks[:-1]:
-        assert sum(inst.jobs[n].rounds * inst.jobs[n].tasks_per_round for n in b) >= 4
+    for b in blocks:  # between half and one and a half block sizes, unless one job is larger
+        tasks = sum(inst.jobs[n].rounds * inst.jobs[n].tasks_per_round for n in b)
+        assert tasks <= 6 or len(b) == 1
+        assert tasks >= 2 or b is blocks[-1]
+
+
+def test_blocks_end_at_the_widest_arrival_gap():
+    jobs = tuple(
+        HareJob(f"j{n}", a, 1.0, 1, 2, (1.0, 1.0), (0.0, 0.0))
+        for n, a in enumerate((0.0, 1.0, 2.0, 10.0, 11.0, 12.0))
+    )
+    inst = HareInstance("gaps", ("g0", "g1"), jobs)
+    blocks = arrival_blocks(inst, 6)  # sizes 3..9 tasks allowed: cut at the gap 2 -> 10
+    assert blocks == [(0, 1, 2), (3, 4, 5)]
     sub = sub_instance(inst, blocks[0])
     assert sub.gpus == inst.gpus and sub.jobs == tuple(inst.jobs[n] for n in blocks[0])
 

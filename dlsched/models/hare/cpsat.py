@@ -14,8 +14,8 @@ given c GPUs (interval graphs are perfect; :func:`colour_pools` does it greedily
 every schedule on the GPUs gives such intervals. It removes the |class|! symmetric copies of each
 schedule instead of cutting them with ordering constraints, and halves the literals on the
 generator's instances (2 GPUs per type). On random-8gpu-18tasks-s110 it proves the optimum in
-7.5 s where one NoOverlap per GPU (with symmetry breaking) stops at an 8.5 % gap after 60 s
-(benchmarks/RESULTS_hare.md).
+10.1 s where one NoOverlap per GPU (with symmetry breaking) stops at an 8.5 % gap after 60 s
+(benchmarks/RESULTS_hare.md, section 2).
 
 CP-SAT needs integers: times are multiplied by the smallest power of ten (<= 1e6) making every
 time integral, weights likewise. With integral data some optimal schedule has integral starts
@@ -399,7 +399,8 @@ def solve_cpsat_native(
     (``use_upper``); the hint is returned if CP-SAT finds nothing at least as good.
     ``redundant``: add the redundant cumulatives of :func:`build_cpsat` and set
     ``linearization_level = 2`` (unless ``options.extra`` sets it). Off by default: it helped
-    on an 8-GPU, 18-task instance and hurt on hetero-4gpu-6jobs (RESULTS_hare.md, section 5).
+    on an 8-GPU, 18-task instance and hurt on hetero-4gpu-6jobs (benchmarks/READING_hare.md,
+    development measurements).
     ``lp_bound``: first solve the time-indexed LP of :mod:`lowerbound` (HiGHS, at most a
     fifth of the time limit) and state objective >= its value; the reported bound is the
     larger of it and CP-SAT's. ``lp_options``: keyword arguments for

@@ -61,20 +61,33 @@ def sub_instance(instance: HareInstance, jobs: tuple[int, ...]) -> HareInstance:
 
 
 def arrival_blocks(instance: HareInstance, block_tasks: int) -> list[tuple[int, ...]]:
-    """Jobs by arrival (then index), cut into consecutive blocks of >= ``block_tasks`` tasks
-    (the last block may be smaller; a block is never split inside a job)."""
-    order = sorted(range(instance.num_jobs), key=lambda n: (instance.jobs[n].arrival, n))
+    """Jobs by arrival (then index), cut into consecutive blocks (never inside a job).
+
+    Each block holds between ``block_tasks`` / 2 and 3 ``block_tasks`` / 2 tasks where the jobs
+    allow it, and among those sizes ends at the widest gap between consecutive arrivals (jobs
+    across a wide gap compete least, so the blocks' optima add up closest to the optimum).
+    """
+    jobs = instance.jobs
+    order = sorted(range(instance.num_jobs), key=lambda n: (jobs[n].arrival, n))
+    size = [jobs[n].rounds * jobs[n].tasks_per_round for n in order]
+    lo, hi = max(1, block_tasks // 2), max(1, (3 * block_tasks) // 2)
     blocks: list[tuple[int, ...]] = []
-    cur: list[int] = []
-    count = 0
-    for n in order:
-        cur.append(n)
-        count += instance.jobs[n].rounds * instance.jobs[n].tasks_per_round
-        if count >= block_tasks:
-            blocks.append(tuple(cur))
-            cur, count = [], 0
-    if cur:
-        blocks.append(tuple(cur))
+    i = 0
+    while i < len(order):
+        best_e, best_gap, count = i + 1, -math.inf, 0
+        for e in range(i + 1, len(order) + 1):
+            count += size[e - 1]
+            if count > hi and e > i + 1:
+                break
+            if count < lo and e < len(order):
+                continue
+            gap = (
+                math.inf if e == len(order) else jobs[order[e]].arrival - jobs[order[e - 1]].arrival
+            )
+            if gap > best_gap:
+                best_e, best_gap = e, gap
+        blocks.append(tuple(order[i:best_e]))
+        i = best_e
     return blocks
 
 

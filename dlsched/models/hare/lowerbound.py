@@ -47,8 +47,8 @@ Why the bound is valid (every step maps an optimal schedule to something at most
    gamma_h + w_u <= 1. Summing delta_t >= Y_t / K gives back the mean-finish row, and
    gamma_t <= 1 - A_t / K the mean-start row, so step 4 is dominated. Rounds of one task keep
    the mean rows (exact for them). Measured on random-8gpu-60tasks-s102 at g = 0.9: 715.4
-   against 713.3 for the mean rows, 15 times the LP time (benchmarks/RESULTS_hare.md,
-   section 5), so it is off by default.
+   against 713.3 for the mean rows, 15 times the LP time (benchmarks/READING_hare.md,
+   development measurements), so it is off by default.
 
 Finer grids are tighter (g = 1 loses nothing in step 1) but larger; :func:`choose_grid` keeps
 the number of slots near ``max_slots``.
