@@ -87,18 +87,12 @@ class CpsatHare:
     completion: list[Any]
     gpu_classes: list[list[int]] = field(default_factory=list)
     pools: dict[int, list[int]] = field(default_factory=dict)  # representative -> its GPUs
+    slots: list[int] = field(default_factory=list)  # the GPUs, or the classes' representatives
 
     def placed_on(self, task: Task, value: Any) -> int:
         """The GPU (or, when pooled, the representative of the class) ``task`` is on, given
         ``value`` (a solver's value function)."""
-        return next(m for (i, m) in self._keys[task] if value(self.present[(i, m)]))
-
-    @property
-    def _keys(self) -> dict[Task, list[tuple[Task, int]]]:
-        out: dict[Task, list[tuple[Task, int]]] = {}
-        for key in self.present:
-            out.setdefault(key[0], []).append(key)
-        return out
+        return next(m for m in self.slots if value(self.present[(task, m)]))
 
 
 def gpu_classes(instance: HareInstance) -> list[list[int]]:
@@ -245,7 +239,7 @@ def build_cpsat(
         cp.add(objective >= lower)
     cp.minimize(objective)
     pools = {cls[0]: cls for cls in classes_all} if pooled else {}
-    return CpsatHare(cp, d, start, present, completion, classes, pools)
+    return CpsatHare(cp, d, start, present, completion, classes, pools, slots)
 
 
 def _scaled_bound(value: float, unit: int) -> int:
@@ -363,7 +357,7 @@ def add_hint(built: CpsatHare, instance: HareInstance, schedule: TaskSchedule) -
     for e in schedule.entries:
         built.model.add_hint(built.start[e.task], int(round(e.start * s)))
         on = rep.get(e.gpu, e.gpu)
-        for _, m in built._keys[e.task]:
+        for m in built.slots:
             built.model.add_hint(built.present[(e.task, m)], int(m == on))
 
 
@@ -415,7 +409,6 @@ def solve_cpsat_native(
     :func:`decompose.subset_bound` (``block_tasks``, ``max_tasks``), and ``min_tasks`` to
     replace ``SUBSET_MIN_TASKS``.
     """
-
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
