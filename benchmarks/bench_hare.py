@@ -90,10 +90,6 @@ def unrelated(jobs: int, gpus: int, seed: int) -> HareInstance:
 def load_table(lim: float, threads: int) -> list[str]:
     """8 GPUs x 60 tasks against the load (arrival span), default exact-cpsat."""
     lines: list[str] = []
-
-    def so(limit):
-        return MethodOptions(SolveOptions(time_limit=limit, threads=threads))
-
     lines += [
         "\n8 GPUs x 60 tasks against the load, exact-cpsat (default: pooled, job-subset bound, "
         f"LP bound; time limit {lim} s). Load = sum over tasks of the fastest training time / "
@@ -117,7 +113,9 @@ def load_table(lim: float, threads: int) -> list[str]:
         work = sum(min(j.train_time) * j.rounds * j.tasks_per_round for j in inst.jobs) / (
             inst.num_gpus * max(span, 1e-9)
         )
-        out = run_method(inst, "exact-cpsat", so(lim))
+        out = run_method(
+            inst, "exact-cpsat", MethodOptions(SolveOptions(time_limit=lim, threads=threads))
+        )
         dd = out.details
         lines.append(
             f"| {inst.name} | {work:.2f} | {inst.num_tasks} | {out.status} | "
@@ -179,7 +177,7 @@ def main() -> None:
 
     def native(inst, label, hint, **kw):
         t0 = time.perf_counter()
-        st, _, obj, bnd, info = solve_cpsat_native(
+        st, _, obj, bnd, _ = solve_cpsat_native(
             inst, SolveOptions(time_limit=lim, threads=args.threads), hint, **kw
         )
         gap = None if bnd is None else (obj - bnd) / obj
@@ -188,7 +186,6 @@ def main() -> None:
             f"{fmt(bnd)} | {fmt(gap, 4)} | {time.perf_counter() - t0:.2f} |"
         )
         print(lines[-1], flush=True)
-        return info
 
     native(
         big,

@@ -421,15 +421,15 @@ def solve_cpsat_native(
 
         share = None if options.time_limit is None else 0.3 * options.time_limit
         sub = subset_bound(instance, replace(options, time_limit=share), **sub_kw)
-        if sub.schedule is not None and (
-            hint is None
-            or scaled_objective(d, instance, sub.schedule) < scaled_objective(d, instance, hint)
-        ):
-            hint = sub.schedule
+    hint_obj = None if hint is None or not d.exact else scaled_objective(d, instance, hint)
+    if sub is not None and sub.schedule is not None:
+        merged = scaled_objective(d, instance, sub.schedule)
+        if hint_obj is None or merged < hint_obj:
+            hint, hint_obj = sub.schedule, merged
     sub_lower = None if sub is None or not sub.partition else _scaled_bound(sub.bound, unit)
     upper = None
-    if hint is not None and d.exact and use_upper:
-        upper = scaled_objective(d, instance, hint)
+    if hint is not None and hint_obj is not None and use_upper:
+        upper = hint_obj
         span = max(
             e.start + instance.tc[e.job, e.gpu] + instance.ts[e.job, e.gpu] for e in hint.entries
         )

@@ -60,6 +60,10 @@ def sub_instance(instance: HareInstance, jobs: tuple[int, ...]) -> HareInstance:
     )
 
 
+def _tasks(instance: HareInstance, jobs: tuple[int, ...] | list[int]) -> int:
+    return sum(instance.jobs[n].rounds * instance.jobs[n].tasks_per_round for n in jobs)
+
+
 def arrival_blocks(instance: HareInstance, block_tasks: int) -> list[tuple[int, ...]]:
     """Jobs by arrival (then index), cut into consecutive blocks (never inside a job).
 
@@ -69,7 +73,7 @@ def arrival_blocks(instance: HareInstance, block_tasks: int) -> list[tuple[int, 
     """
     jobs = instance.jobs
     order = sorted(range(instance.num_jobs), key=lambda n: (jobs[n].arrival, n))
-    size = [jobs[n].rounds * jobs[n].tasks_per_round for n in order]
+    size = [_tasks(instance, [n]) for n in order]
     lo, hi = max(1, block_tasks // 2), max(1, (3 * block_tasks) // 2)
     blocks: list[tuple[int, ...]] = []
     i = 0
@@ -107,9 +111,7 @@ def subset_bound(
 
     t0 = time.perf_counter()
     blocks = arrival_blocks(instance, block_tasks)
-    sizes = [
-        sum(instance.jobs[n].rounds * instance.jobs[n].tasks_per_round for n in b) for b in blocks
-    ]
+    sizes = [_tasks(instance, b) for b in blocks]
     k = len(blocks)
     if k < 2:  # one block is the whole instance: nothing to decompose
         return SubsetBound(0.0, (), (), time.perf_counter() - t0)
