@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dlsched.errors import DlschedError, OptionError
+from dlsched.errors import DlschedError, InternalError, OptionError
 
 
 def _parse_value(text: str) -> Any:
@@ -149,8 +149,9 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    from dlsched import families
     from dlsched.instances import load
-    from dlsched.models import MethodOptions, family_module, run_method
+    from dlsched.models import MethodOptions, run_method
     from dlsched.solvers.base import SolveOptions
 
     inst = load(args.instance)
@@ -160,10 +161,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     )
     outcome = run_method(inst, args.method, opts)
     if args.plot:
-        mod = family_module(inst.family)
-        if not hasattr(mod, "plot"):
-            raise OptionError("--plot", args.plot, f"no plot for family '{inst.family}'")
-        mod.plot(inst, outcome, Path(args.plot))
+        families.of(inst).plot(inst, outcome, Path(args.plot))
     if args.json:
         print(json.dumps(_json_safe(outcome.to_json(inst)), indent=1))
     else:
@@ -202,13 +200,10 @@ def cmd_methods(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    from dlsched import families
     from dlsched.instances import save
-    from dlsched.models import family_module
 
-    mod = family_module(args.family)
-    if not hasattr(mod, "generate"):
-        raise OptionError("family", args.family, "has no generator")
-    inst = mod.generate(args.jobs, args.workers, args.seed, **_params(args))
+    inst = families.get(args.family).generate(args.jobs, args.workers, args.seed, **_params(args))
     path = save(inst, args.output)
     print(f"wrote {path}")
     return 0
@@ -238,17 +233,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from dlsched import families
     from dlsched.bounds import sweep
-    from dlsched.models import MethodOptions, family_module
+    from dlsched.models import MethodOptions
     from dlsched.solvers.base import SolveOptions
 
     if args.count < 1:
         raise OptionError("--count", args.count, "must be at least 1")
-    mod = family_module(args.family)
-    if not hasattr(mod, "generate"):
-        raise OptionError("family", args.family, "has no generator")
+    family = families.get(args.family)
     instances = (
-        mod.generate(args.jobs, args.workers, seed)
+        family.generate(args.jobs, args.workers, seed)
         for seed in range(args.first_seed, args.first_seed + args.count)
     )
     opts = MethodOptions(solve=SolveOptions(time_limit=args.time_limit))
@@ -293,6 +287,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DlschedError as e:
         print(f"dlsched: error: {e}", file=sys.stderr)
         return 2
+    except InternalError as e:
+        print(f"dlsched: {e} (please report this)", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:  # pragma: no cover
         print("dlsched: interrupted", file=sys.stderr)
         return 130

@@ -40,3 +40,12 @@ class OptionError(DlschedError, ValueError):
 
 class InfeasibleSolutionError(DlschedError):
     """The independent checker rejected a placement or schedule."""
+
+
+class InternalError(Exception):
+    """A bug in dlsched or a solver (for example a proof against a known solution). Not a
+    user error: the command line reports it on one line with exit status 3."""
+
+
+class AgreementError(InternalError):
+    """A producer's own objective disagrees with the checker's re-evaluation of its solution."""

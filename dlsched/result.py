@@ -6,7 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dlsched.errors import AgreementError
 from dlsched.solvers.base import SolveResult, Status, relative_gap
+from dlsched.solvers.certify import Proof, certify
+
+#: Relative agreement demanded between a producer's own objective and the checker's.
+AGREEMENT = 1e-6
 
 
 @dataclass(frozen=True)
@@ -15,7 +20,8 @@ class Outcome:
 
     ``objective`` is always the checker's re-evaluation of ``solution`` (never a solver's own
     number); ``bound`` is a certified lower bound (minimization) or None; ``status`` is
-    ``optimal`` only when a solver proved it.
+    decided by :func:`~dlsched.solvers.certify.certify` from those numbers. Build it with
+    :func:`verified_outcome`, never directly.
     """
 
     method: str
@@ -32,8 +38,7 @@ class Outcome:
 
     @property
     def gap(self) -> float | None:
-        if self.status == Status.OPTIMAL:
-            return 0.0
+        """(objective - bound) / objective, from the numbers (None when either is unknown)."""
         return relative_gap(self.objective, self.bound)
 
     def to_json(self, instance: Any = None) -> dict[str, Any]:
@@ -57,3 +62,71 @@ class Outcome:
         if self.details:
             out["details"] = dict(self.details)
         return out
+
+
+def verified_outcome(
+    instance: Any,
+    method: str,
+    solution: Any,
+    *,
+    wall_time: float,
+    proof: Proof | None = None,
+    status: Status | None = None,
+    claimed: float | None = None,
+    claimed_is_upper: bool = False,
+    solver: SolveResult | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> Outcome:
+    """The one way a method's answer becomes an :class:`Outcome`.
+
+    ``solution`` (or None) is re-checked by the instance's family checker, whose objective is
+    the one reported. ``claimed`` is the producer's own objective: it must agree with the
+    checker within :data:`AGREEMENT` (relative), or bound it from above when
+    ``claimed_is_upper`` (an epigraph model whose incumbent need not be tight); it is kept in
+    ``details['claimed_objective']``. ``proof`` carries the bound and proof flags, and
+    :func:`certify` decides the status. Outcomes without a solution (relaxations) pass their
+    ``status`` through: it describes the bound's computation.
+    """
+    from dlsched import families
+    from dlsched.instances import instance_hash
+
+    family = families.of(instance)
+    proof = proof or Proof()
+    evaluation = objective = None
+    extra: dict[str, Any] = {}
+    if solution is not None:
+        evaluation = family.check(instance, solution)
+        objective = float(evaluation.objective)
+        if claimed is not None:
+            _agree(instance.name, method, claimed, objective, claimed_is_upper)
+            extra["claimed_objective"] = claimed
+        extra.update(family.outcome_details(instance, solution, evaluation))
+    cert = certify(objective, proof, instance=instance.name, route=method)
+    if solution is None and status is not None and cert.status != Status.INFEASIBLE:
+        final = status
+    else:
+        final = cert.status
+    return Outcome(
+        method=method,
+        instance=instance.name,
+        instance_hash=instance_hash(instance),
+        status=final,
+        objective=objective,
+        bound=cert.bound,
+        wall_time=wall_time,
+        solution=solution,
+        evaluation=evaluation,
+        solver=solver,
+        details={**extra, **dict(details or {})},
+    )
+
+
+def _agree(name: str, method: str, claimed: float, objective: float, upper: bool) -> None:
+    tol = AGREEMENT * max(1.0, abs(objective))
+    ok = claimed >= objective - tol if upper else abs(claimed - objective) <= tol
+    if not ok:
+        relation = "<" if upper else "!="
+        raise AgreementError(
+            f"internal error on instance '{name}', method '{method}': producer's objective "
+            f"{claimed!r} {relation} checker's {objective!r} for the same solution"
+        )

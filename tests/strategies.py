@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from dlsched.instances.placement import PlacementInstance, PlacementJob, Worker
+from dlsched.models.placement.instance import PlacementInstance, PlacementJob, Worker
 
 
 @st.composite

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from dlsched.bounds import GUARANTEES, compare, register_guarantee, sweep
-from dlsched.bounds.placement import empirical_claims
 from dlsched.instances import from_dict, load
 from dlsched.models.placement import generate
+from dlsched.models.placement.guarantees import empirical_claims
 
 
 def test_compare_ratios_against_the_certified_optimum() -> None:

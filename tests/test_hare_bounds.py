@@ -10,13 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dlsched.bounds.hare import (
+from dlsched.instances import from_dict, load
+from dlsched.models.hare.guarantees import (
     random_small_instance,
     save_counterexample,
     sweep,
     theorem4_record,
 )
-from dlsched.instances import from_dict, load
 from dlsched.solvers import SolveOptions
 
 SO = SolveOptions(time_limit=60)

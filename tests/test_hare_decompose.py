@@ -7,12 +7,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from test_hare_exact import brute_force, tiny_instances
 
-from dlsched.check.hare import check_schedule
-from dlsched.instances.hare import HareInstance, HareJob
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import generate
+from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.cpsat import SUBSET_MIN_TASKS, best_hint, solve_cpsat_native
 from dlsched.models.hare.decompose import arrival_blocks, sub_instance, subset_bound
+from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.solvers import SolveOptions, Status
 
 OPTS = SolveOptions(time_limit=60)
@@ -91,10 +91,9 @@ def test_bound_is_tight_when_groups_do_not_interact_and_proves_the_hint():
     assert check_schedule(inst, sb.schedule).objective == pytest.approx(sb.bound, rel=1e-9)
     # the route: the merged schedule meets the bound, so it is returned as proven optimal
     hint = best_hint(inst)[1]
-    st_, sched, obj, bound, info = solve_cpsat_native(
-        inst, OPTS, hint, subset_options={"min_tasks": 0}
-    )
-    assert st_ == Status.OPTIMAL and info["returned"] == "hint"
+    res = solve_cpsat_native(inst, OPTS, hint, subset_options={"min_tasks": 0})
+    sched, obj, bound, info = res.schedule, res.objective, res.certified().bound, res.info
+    assert res.certified().status == Status.OPTIMAL and info["returned"] == "hint"
     assert obj == pytest.approx(sb.bound, rel=1e-9) and bound == pytest.approx(obj, rel=1e-9)
     assert check_schedule(inst, sched).objective == pytest.approx(obj, rel=1e-9)
     assert info["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)
@@ -114,13 +113,15 @@ def test_bound_is_below_the_optimum_when_groups_interact():
     inst = HareInstance("near", ("g0", "g1", "g2"), jobs)  # every job competes for the GPUs
     sb = subset_bound(inst, OPTS, block_tasks=3, max_tasks=5)
     assert len(sb.partition) >= 2
-    st_, _, obj, _, info = solve_cpsat_native(inst, OPTS, None, subsets=False)
-    assert st_ == Status.OPTIMAL
+    res = solve_cpsat_native(inst, OPTS, None, subsets=False)
+    obj, info = res.objective, res.info
+    assert res.certified().status == Status.OPTIMAL
     assert sb.bound <= obj + 1e-9
     # with the bound and each group's bound stated in the model
     small = {"block_tasks": 3, "max_tasks": 5, "min_tasks": 0}
-    st2, _, obj2, _, info2 = solve_cpsat_native(inst, OPTS, None, subset_options=small)
-    assert st2 == Status.OPTIMAL and obj2 == pytest.approx(obj, rel=1e-9)
+    res2 = solve_cpsat_native(inst, OPTS, None, subset_options=small)
+    obj2, info2 = res2.objective, res2.info
+    assert res2.certified().status == Status.OPTIMAL and obj2 == pytest.approx(obj, rel=1e-9)
     assert info2["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)
     assert len(info2["subset_partition"]) == len(sb.partition)
     assert info["subset_bound"] is None

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dlsched.check.hare import check_schedule
 from dlsched.instances import load
-from dlsched.instances.hare import HareInstance, HareJob
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import METHODS
+from dlsched.models.hare.check import check_schedule
+from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.rounding import list_schedule
 from dlsched.solvers import SolveOptions, Status
 
@@ -219,8 +219,10 @@ def test_special_route_matches_brute_force_and_general_routes(inst):
     assert auto.status == Status.OPTIMAL
     assert auto.objective == pytest.approx(bf, rel=1e-6, abs=1e-6)
     for model in ("time-indexed", "pairs"):
-        st_, sched, obj, bound, _ = solve_single_task(inst, OPTS.solve, model)
-        assert st_ == Status.OPTIMAL, model
+        res = solve_single_task(inst, OPTS.solve, model)
+        sched, cert = res.schedule, res.certified()
+        obj, bound = cert.objective, cert.bound
+        assert cert.status == Status.OPTIMAL, model
         assert check_schedule(inst, sched).objective == pytest.approx(bf, rel=1e-6, abs=1e-6)
         assert obj == pytest.approx(bf, rel=1e-6, abs=1e-6)
         assert bound <= bf * (1 + 1e-6) + 1e-6
@@ -281,8 +283,9 @@ def test_identical_gpu_symmetry_breaking_keeps_the_optimum():
         {"pooled": False, "symmetry": False, "use_upper": False, "job_bounds": False},
         {"redundant": True, "lp_bound": False},
     ):
-        st_, _, obj, _, _ = solve_cpsat_native(inst, OPTS.solve, None, **kw)
-        assert st_ == Status.OPTIMAL and obj == pytest.approx(bf, rel=1e-6)
+        cert = solve_cpsat_native(inst, OPTS.solve, None, **kw).certified()
+        obj = cert.objective
+        assert cert.status == Status.OPTIMAL and obj == pytest.approx(bf, rel=1e-6)
     out = run_method(inst, "exact-cpsat", OPTS)  # with a hint and its objective as upper bound
     assert out.status == Status.OPTIMAL and out.objective == pytest.approx(bf, rel=1e-6)
 
@@ -319,9 +322,10 @@ def test_pooled_identical_gpus_match_one_no_overlap_per_gpu(inst):
     start) gives the same optimum as a NoOverlap per GPU, and a schedule the checker accepts."""
     from dlsched.models.hare.cpsat import solve_cpsat_native
 
-    st1, s1, o1, _, _ = solve_cpsat_native(inst, OPTS.solve, None, pooled=True)
-    st2, _, o2, _, _ = solve_cpsat_native(inst, OPTS.solve, None, pooled=False)
-    assert st1 == st2 == Status.OPTIMAL
+    r1 = solve_cpsat_native(inst, OPTS.solve, None, pooled=True)
+    r2 = solve_cpsat_native(inst, OPTS.solve, None, pooled=False)
+    s1, o1, o2 = r1.schedule, r1.objective, r2.objective
+    assert r1.certified().status == r2.certified().status == Status.OPTIMAL
     assert o1 == pytest.approx(o2, rel=1e-9, abs=1e-9)
     assert check_schedule(inst, s1).objective == pytest.approx(o1, rel=1e-9, abs=1e-9)
     if inst.num_tasks <= 4 and inst.num_gpus <= 4:

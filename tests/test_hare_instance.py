@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from dlsched.check.hare import check_schedule
 from dlsched.errors import InfeasibleSolutionError, InstanceError
 from dlsched.instances import bundled, dumps, from_dict, load, loads
-from dlsched.instances.hare import HareInstance
-from dlsched.schedule import TaskSchedule
+from dlsched.models.hare.check import check_schedule
+from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.solution import TaskSchedule
 
 GOOD = {
     "family": "hare",

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from strategies import placement_instances
 
-from dlsched.check import check_placement
 from dlsched.errors import InfeasibleSolutionError, OptionError
 from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.placement import categories, heuristics, num_categories, rank, unrank
+from dlsched.models.placement.check import check_placement
 from dlsched.models.placement.exact import solve_exact, solve_p3
 from dlsched.models.placement.metrics import fairness_degree, heterogeneity_degree
-from dlsched.schedule import Placement
+from dlsched.models.placement.solution import Placement
 from dlsched.solvers import SolveOptions, Status
 
 MOTIVATING = "placement/liu2024-motivating"

@@ -6,8 +6,8 @@ theorem gives beside the measured ratio; resumable sweeps; counterexamples kept,
   proven optimum or only a lower bound (a time-limited exact run).
 - :func:`sweep` does that over many instances, appending one JSON line per record as it
   finishes, so an interrupted sweep resumes where it stopped.
-- Family modules (:mod:`dlsched.bounds.placement`, :mod:`dlsched.bounds.hare`) hold the
-  theorem-specific checks.
+- Each family's ``guarantees`` module holds its theorem-specific checks; the guarantee of a
+  method is found through the family object (:func:`dlsched.families.get`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from dlsched import families
+from dlsched.families import Guarantee
 from dlsched.instances import instance_hash, to_dict, write_text_atomic
 from dlsched.models import MethodOptions, run_method
 from dlsched.result import Outcome
@@ -27,24 +29,18 @@ from dlsched.solvers.base import Status
 #: Relative slack before a measured ratio counts as violating a guarantee (solver tolerances).
 SLACK = 1e-6
 
-# (family, method) -> (name of the guarantee, function of the instance giving the bound)
-GUARANTEES: dict[tuple[str, str], tuple[str, Callable[[Any], float]]] = {}
+#: (family, method) -> guarantee registered at run time (a user's conjecture, a test's);
+#: these take precedence over the family's own theorems.
+GUARANTEES: dict[tuple[str, str], Guarantee] = {}
 
 
 def register_guarantee(family: str, method: str, name: str, fn: Callable[[Any], float]) -> None:
-    GUARANTEES[(family, method)] = (name, fn)
+    GUARANTEES[(family, method)] = Guarantee(name, fn)
 
 
-def guarantee_for(family: str, method: str) -> tuple[str, Callable[[Any], float]] | None:
-    """The registered guarantee; a family's theorem module registers on first use."""
-    import importlib
-
-    try:
-        importlib.import_module(f"dlsched.bounds.{family}")
-    except ModuleNotFoundError as e:
-        if e.name != f"dlsched.bounds.{family}":
-            raise
-    return GUARANTEES.get((family, method))
+def guarantee_for(family: str, method: str) -> Guarantee | None:
+    """The guarantee bounding ``method``'s ratio to the optimum on ``family``, if any."""
+    return GUARANTEES.get((family, method)) or families.get(family).guarantees().get(method)
 
 
 @dataclass(frozen=True)
@@ -91,7 +87,7 @@ def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
         ratio = mine / value
         gap = ratio - 1
     g = guarantee_for(instance.family, out.method)
-    bound = g[1](instance) if g else None
+    bound = g.bound(instance) if g else None
     holds = None
     if bound is not None and ratio is not None and value_kind == "objective":
         holds = ratio <= bound * (1 + SLACK)
@@ -111,7 +107,7 @@ def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
         value_kind=value_kind,
         ratio=ratio,
         gap=gap,
-        guarantee_name=g[0] if g else None,
+        guarantee_name=g.name if g else None,
         guarantee=bound,
         holds=holds,
     )

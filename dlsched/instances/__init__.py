@@ -11,72 +11,36 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from dlsched.errors import InstanceError
-from dlsched.instances.placement import (
-    PlacementInstance,
-    PlacementJob,
-    Worker,
-    placement_from_dict,
-    placement_to_dict,
-)
+from dlsched import families
+from dlsched.errors import DlschedError, InstanceError
 
-
-@dataclass(frozen=True)
-class Family:
-    """How one problem family reads and writes its instances."""
-
-    name: str
-    from_dict: Callable[[Any, str], Any]
-    to_dict: Callable[[Any], dict[str, Any]]
-
-
-FAMILIES: dict[str, Family] = {}
-
-
-def register_family(family: Family) -> None:
-    FAMILIES[family.name] = family
-
-
-register_family(Family("placement", placement_from_dict, placement_to_dict))
-
-
-def _register_optional_families() -> None:
-    # Families living in their own modules register themselves on import.
-    import importlib
-
-    for module in ("dlsched.instances.hare",):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as e:  # pragma: no cover - family not built yet
-            if e.name != module:
-                raise
+#: A bundled name is ``family/stem``; the stem may not leave the family's data folder.
+_BUNDLED_NAME = re.compile(r"^([a-z][a-z0-9_]*)/([A-Za-z0-9][A-Za-z0-9._-]{0,120})$")
 
 
 def from_dict(data: Any, source: str = "<dict>") -> Any:
     """Build and validate an instance from a JSON-like dict."""
-    _register_optional_families()
     if not isinstance(data, dict):
         raise InstanceError(source, "", data, "expected a JSON object at the top level")
     fam = data.get("family")
     if fam is None:
         raise InstanceError(source, "family", None, "required field is missing")
-    if fam not in FAMILIES:
+    try:
+        family = families.get(fam)
+    except DlschedError:
         raise InstanceError(
-            source, "family", fam, f"unknown family (known: {', '.join(sorted(FAMILIES))})"
-        )
-    return FAMILIES[fam].from_dict(data, source)
+            source, "family", fam, f"unknown family (known: {', '.join(families.names())})"
+        ) from None
+    return family.from_dict(data, source)
 
 
 def to_dict(instance: Any) -> dict[str, Any]:
-    _register_optional_families()
-    return FAMILIES[instance.family].to_dict(instance)
+    return families.of(instance).to_dict(instance)
 
 
 def loads(text: str, source: str = "<string>") -> Any:
@@ -92,36 +56,38 @@ def loads(text: str, source: str = "<string>") -> Any:
     return from_dict(data, source)
 
 
-def _bundled_root() -> Any:
-    return resources.files("dlsched.instances").joinpath("data")
-
-
 def bundled() -> list[str]:
     """Names of the bundled instances, e.g. ``placement/liu2024-motivating``."""
-    root = _bundled_root()
-    names = []
-    for fam_dir in root.iterdir():
-        if fam_dir.is_dir():
-            for f in fam_dir.iterdir():
-                if f.name.endswith(".json"):
-                    names.append(f"{fam_dir.name}/{f.name[:-5]}")
+    names: list[str] = []
+    for fam in families.names():
+        data = families.get(fam).data
+        if data.is_dir():
+            names.extend(f"{fam}/{f.name[:-5]}" for f in data.iterdir() if f.name.endswith(".json"))
     return sorted(names)
+
+
+def _bundled(name: str) -> Any:
+    """The bundled file called ``name``, or None. Only ``family/stem`` names are looked up,
+    so a name can never reach a file outside the families' data folders."""
+    m = _BUNDLED_NAME.match(name)
+    if m is None or ".." in name or m.group(1) not in families.REGISTRY:
+        return None
+    res = families.get(m.group(1)).data.joinpath(m.group(2) + ".json")
+    return res if res.is_file() else None
 
 
 def load(ref: str | os.PathLike[str]) -> Any:
     """Load an instance from a file path or a bundled name."""
     path = Path(ref)
-    if path.is_file():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise InstanceError(str(path), "", str(path), f"cannot read file: {e}") from None
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeDecodeError, ValueError) as e:  # ValueError: NUL in the path
+        raise InstanceError(str(path), "", str(path), f"cannot read file: {e}") from None
+    if text is not None:
         return loads(text, str(path))
     name = str(ref)
-    if name.endswith(".json"):
-        raise InstanceError(name, "", name, "no such file")
-    res = _bundled_root().joinpath(*(name + ".json").split("/"))
-    if res.is_file():
+    res = None if name.endswith(".json") else _bundled(name)
+    if res is not None:
         return loads(res.read_text(encoding="utf-8"), name)
     raise InstanceError(
         name, "", name, "no such file or bundled instance (see `dlsched instances list`)"
@@ -160,18 +126,12 @@ def instance_hash(instance: Any) -> str:
 
 
 __all__ = [
-    "FAMILIES",
-    "Family",
-    "PlacementInstance",
-    "PlacementJob",
-    "Worker",
     "bundled",
     "dumps",
     "from_dict",
     "instance_hash",
     "load",
     "loads",
-    "register_family",
     "save",
     "to_dict",
     "write_text_atomic",

@@ -1,12 +1,10 @@
-"""One subpackage per paper problem. Each exposes ``METHODS`` (name -> :class:`Method`) and
-may expose ``generate(...)`` and ``plot(instance, outcome, path)`` for the command line."""
+"""One subpackage per paper problem (a family, see :mod:`dlsched.families`), and what they
+share: :class:`Method`, :class:`MethodOptions` and :func:`run_method`."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 from dlsched.errors import OptionError
@@ -33,17 +31,10 @@ class Method:
     params: tuple[str, ...] = ()  # parameter names the method accepts
 
 
-def family_module(family: str) -> ModuleType:
-    try:
-        return importlib.import_module(f"dlsched.models.{family}")
-    except ModuleNotFoundError as e:
-        if e.name == f"dlsched.models.{family}":
-            raise OptionError("family", family, "no models for this family yet") from None
-        raise
-
-
 def methods(family: str) -> dict[str, Method]:
-    return dict(family_module(family).METHODS)
+    from dlsched import families
+
+    return dict(families.get(family).methods())
 
 
 def run_method(instance: Any, method: str, options: MethodOptions | None = None) -> Any:

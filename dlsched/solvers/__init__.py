@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlsched.errors import OptionError
-from dlsched.solvers.base import OPTIMALITY_GAP, SolveOptions, SolveResult, Status, relative_gap
+from dlsched.solvers.base import SolveOptions, SolveResult, Status, relative_gap
+from dlsched.solvers.certify import EPSILON, Proof, certify
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,13 @@ def solve(model: Any, backend: str = "highs", options: SolveOptions | None = Non
 
 __all__ = [
     "BACKENDS",
-    "OPTIMALITY_GAP",
+    "EPSILON",
+    "Proof",
     "Backend",
     "SolveOptions",
     "SolveResult",
     "Status",
+    "certify",
     "relative_gap",
     "solve",
 ]

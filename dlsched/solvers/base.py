@@ -10,12 +10,9 @@ from typing import Any
 
 from dlsched.errors import OptionError
 
-#: Relative gap under which a proven bound certifies optimality (FORMULATIONS.md, "Exact").
-OPTIMALITY_GAP = 1e-6
-
 
 class Status(StrEnum):
-    OPTIMAL = "optimal"  # solver proved optimality (gap <= OPTIMALITY_GAP)
+    OPTIMAL = "optimal"  # objective - bound <= certify.EPSILON (see dlsched.solvers.certify)
     FEASIBLE = "feasible"  # an incumbent, optimality not proven (stopped for another reason)
     TIME_LIMIT = "time_limit"  # stopped by the time limit; incumbent may be None
     INFEASIBLE = "infeasible"  # proven infeasible
@@ -30,7 +27,8 @@ class SolveOptions:
     """A small typed config plus a pass-through dict of backend-specific options."""
 
     time_limit: float | None = None
-    mip_gap: float = 1e-7
+    #: relative gap at which a solver may stop; "optimal" is still decided by the numbers
+    mip_gap: float = 0.0
     seed: int = 0
     threads: int = 1
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -79,9 +77,6 @@ class SolveResult:
 
     @property
     def gap(self) -> float | None:
-        if self.status == Status.OPTIMAL:
-            g = relative_gap(self.objective, self.bound, self.sense)
-            return 0.0 if g is None else g
         return relative_gap(self.objective, self.bound, self.sense)
 
     @property

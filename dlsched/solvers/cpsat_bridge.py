@@ -14,8 +14,9 @@ import math
 import time
 from typing import Any
 
-from dlsched.errors import DlschedError
-from dlsched.solvers.base import SolveOptions, SolveResult, Status
+from dlsched.errors import DlschedError, InternalError
+from dlsched.solvers.base import SolveOptions, SolveResult
+from dlsched.solvers.certify import solver_status
 
 MAX_SCALE = 10**9
 
@@ -132,22 +133,16 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None) -> SolveResult:
         else None
     )
     values = {n: float(solver.value(v)) for n, v in names.items()} if has_sol else {}
-    if code == cp_model.OPTIMAL:
-        status = Status.OPTIMAL
-    elif code == cp_model.INFEASIBLE:
-        status = Status.INFEASIBLE
-    elif code in (cp_model.FEASIBLE, cp_model.UNKNOWN):
-        hit_limit = options.time_limit is not None and wall >= 0.95 * options.time_limit
-        status = Status.TIME_LIMIT if hit_limit or not has_sol else Status.FEASIBLE
-    else:
-        status = Status.ERROR
-    # CP-SAT stops at relative_gap_limit; only call it optimal when the gap is tiny.
-    if status == Status.OPTIMAL and obj is not None and bound is not None:
-        from dlsched.solvers.base import OPTIMALITY_GAP, relative_gap
-
-        g = relative_gap(obj, bound, sense)
-        if g is not None and g > OPTIMALITY_GAP:
-            status = Status.FEASIBLE
+    if code == cp_model.MODEL_INVALID:
+        raise InternalError(f"CP-SAT rejected the translated model: {cp.validate()}")
+    status = solver_status(
+        obj,
+        bound,
+        sense=sense,
+        claimed_optimal=code == cp_model.OPTIMAL,
+        infeasible=code == cp_model.INFEASIBLE,
+        hit_limit=options.time_limit is not None and wall >= 0.95 * options.time_limit,
+    )
     return SolveResult(
         status,
         obj,

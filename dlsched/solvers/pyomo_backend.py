@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dlsched.solvers.base import OPTIMALITY_GAP, SolveOptions, SolveResult, Status, relative_gap
+from dlsched.solvers.base import SolveOptions, SolveResult, Status
+from dlsched.solvers.certify import EPSILON, solver_status
 
 _PYOMO_NAMES = {"highs": "highs", "scip": "scip_direct"}
 
@@ -22,12 +23,19 @@ def _factory(name: str) -> Any:
 
 
 def _backend_options(name: str, options: SolveOptions) -> dict[str, Any]:
+    # the absolute gap at which a solver stops is a tenth of the certified EPSILON, so a
+    # solver's "optimal" is also optimal under certify()
     if name == "highs":
-        opts: dict[str, Any] = {"random_seed": options.seed, "threads": options.threads}
+        opts: dict[str, Any] = {
+            "random_seed": options.seed,
+            "threads": options.threads,
+            "mip_abs_gap": EPSILON / 10,
+        }
     else:
         opts = {
             "randomization/randomseedshift": options.seed,
             "parallel/maxnthreads": options.threads,
+            "limits/absgap": EPSILON / 10,
         }
     opts.update(options.extra)
     return opts
@@ -107,23 +115,22 @@ class PyomoSolver:
         if has_sol:
             res.solution_loader.load_vars()
             values = collect_values(model)
-        gap = relative_gap(obj, bound, sense)
-        if tc == TerminationCondition.convergenceCriteriaSatisfied and obj is not None:
-            status = Status.OPTIMAL if (gap is None or gap <= OPTIMALITY_GAP) else Status.FEASIBLE
-            if bound is None:
-                bound = obj  # LP / proven optimum without a reported bound
-        elif tc == TerminationCondition.maxTimeLimit:
-            status = Status.TIME_LIMIT
-        elif tc in (
-            TerminationCondition.provenInfeasible,
-            TerminationCondition.locallyInfeasible,
-            TerminationCondition.infeasibleOrUnbounded,
-        ):
-            status = Status.INFEASIBLE
-        elif obj is not None:
-            status = Status.FEASIBLE
-        else:
-            status = Status.ERROR
+        proven = tc == TerminationCondition.convergenceCriteriaSatisfied
+        if proven and bound is None and obj is not None:
+            bound = obj  # an LP's optimum is its own bound
+        status = solver_status(
+            obj,
+            bound,
+            sense=sense,
+            claimed_optimal=proven,
+            infeasible=tc
+            in (
+                TerminationCondition.provenInfeasible,
+                TerminationCondition.locallyInfeasible,
+                TerminationCondition.infeasibleOrUnbounded,
+            ),
+            hit_limit=tc == TerminationCondition.maxTimeLimit,
+        )
         return SolveResult(
             status,
             obj,

@@ -8,162 +8,103 @@ Learning on Heterogeneous GPUs*, HPDC 2022, Section 5.
 >>> out = run_method(load("hare/toy-2gpu"), "exact")
 >>> str(out.status), out.objective
 ('optimal', 13.5)
+
+Everything of the family lives in this folder; the core reaches it through :data:`FAMILY`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from dlsched.families import Guarantee
+from dlsched.models.hare.generate import GPU_TYPES, generate
+from dlsched.models.hare.instance import HareInstance, HareJob, hare_from_dict, hare_to_dict
 
-from dlsched.instances.hare import HareInstance, HareJob
-from dlsched.models import Method
-
-from .methods import (
-    _baseline,
-    _hare,
-    run_exact,
-    run_exact_cpsat,
-    run_exact_milp,
-    run_greedy,
-    run_relaxation,
-    run_relaxation_strong,
-)
-
-_HARE_PARAMS = ("h", "gpu_rule", "relaxation", "backend", "random_ties")
-
-METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
-        Method(
-            "exact",
-            run_exact,
-            "certified optimum of Hare_Sched (4)-(8); backend=auto|cpsat|milp|special",
-            exact=True,
-            params=("backend", "hint", "transformation", "pooled", "subsets"),
-        ),
-        Method(
-            "exact-cpsat",
-            run_exact_cpsat,
-            "native CP-SAT: optional intervals, a cumulative per class of identical GPUs "
-            "(pooled=false: a NoOverlap per GPU), time-indexed LP and job-subset bounds",
-            exact=True,
-            params=("hint", "pooled", "subsets"),
-        ),
-        Method(
-            "exact-milp",
-            run_exact_milp,
-            "pyomo.gdp disjunctive model, big-M, HiGHS",
-            exact=True,
-            params=("transformation",),
-        ),
-        Method(
-            "relaxation",
-            run_relaxation,
-            "Hare_Sched_RL (9): lower bound (no schedule)",
-            params=("backend",),
-        ),
-        Method(
-            "relaxation-strong",
-            run_relaxation_strong,
-            "RL + Queyranne subset inequalities (separated): lower bound",
-            params=("max_rounds",),
-        ),
-        Method(
-            "hare",
-            _hare("max", "earliest-available", "hare"),
-            "Algorithm 1 as written (H max over all GPUs, earliest-available GPU)",
-            params=_HARE_PARAMS,
-        ),
-        Method(
-            "hare-assigned",
-            _hare("assigned", "earliest-available", "hare-assigned"),
-            "Algorithm 1 variant: H_i on the GPU the relaxation assigned",
-            params=_HARE_PARAMS,
-        ),
-        Method(
-            "hare-eft",
-            _hare("max", "earliest-finish", "hare-eft"),
-            "Algorithm 1 variant: earliest-finish GPU instead of earliest-available",
-            params=_HARE_PARAMS,
-        ),
-        Method(
-            "hare-strong",
-            _hare("max", "earliest-available", "hare-strong", "strong"),
-            "Algorithm 1 variant: x^ from RL + Queyranne subset inequalities",
-            params=_HARE_PARAMS,
-        ),
-        Method("gavel-fifo", _baseline("gavel-fifo"), "FIFO gang scheduling on fastest idle GPUs"),
-        Method("srtf", _baseline("srtf"), "shortest remaining time first (gang, non-preemptive)"),
-        Method(
-            "sched-homo",
-            _baseline("sched-homo"),
-            "heterogeneity-oblivious Smith's rule, gang, job-level non-preemptive",
-        ),
-        Method(
-            "sched-allox",
-            _baseline("sched-allox"),
-            "AlloX min-cost matching, one GPU per job (no intra-job parallelism)",
-        ),
-        Method("greedy", run_greedy, "list schedule by arrival and round, earliest-finish GPU"),
-    )
-}
+if TYPE_CHECKING:
+    from dlsched.models import Method
+    from dlsched.models.hare.check import HareEvaluation
+    from dlsched.result import Outcome
 
 
-GPU_TYPES = {  # relative (training, sync) time factors of the paper's four GPU types
-    "V100": (1.0, 1.0),
-    "T4": (1.9, 1.3),
-    "K80": (3.4, 1.6),
-    "M60": (2.6, 1.5),
-}
+class HareFamily:
+    """The hare family behind the core's :class:`~dlsched.families.Family` protocol."""
+
+    name = "hare"
+    paper = "Chen et al., Hare, HPDC 2022 (seed 002)"
+    data = resources.files(__name__).joinpath("data")
+
+    def from_dict(self, data: Mapping[str, Any], source: str) -> HareInstance:
+        return hare_from_dict(data, source)
+
+    def to_dict(self, instance: HareInstance) -> dict[str, Any]:
+        return hare_to_dict(instance)
+
+    def check(self, instance: HareInstance, solution: Any) -> HareEvaluation:
+        from dlsched.models.hare.check import check_schedule
+
+        return check_schedule(instance, solution)
+
+    def methods(self) -> Mapping[str, Method]:
+        from dlsched.models.hare.methods import METHODS
+
+        return METHODS
+
+    def generate(self, jobs: int, workers: int, seed: int, **params: Any) -> HareInstance:
+        return generate(jobs, workers, seed, **params)
+
+    def plot(self, instance: HareInstance, outcome: Outcome, path: Path) -> Path:
+        from dlsched.models.hare.gantt import save_gantt
+
+        return save_gantt(instance, outcome, Path(path))
+
+    def guarantees(self) -> Mapping[str, Guarantee]:
+        from dlsched.models.hare.guarantees import GUARANTEES
+
+        return GUARANTEES
+
+    def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:
+        return [
+            (
+                "hare/toy-2gpu",
+                ["relaxation", "hare", "hare-strong", "gavel-fifo", "srtf", "sched-homo"]
+                + ["sched-allox"],
+            ),
+            ("hare/theorem4-counterexample", ["relaxation", "hare", "hare-strong", "sched-homo"]),
+        ]
+
+    def demo_notes(self, quick: bool) -> Sequence[str]:
+        from dlsched.instances import load
+        from dlsched.models.hare.guarantees import theorem4_record
+
+        name = "hare/theorem4-counterexample"
+        rec = theorem4_record(load(name))
+        ratio = rec.ratio.get("hare")
+        verdict = "VIOLATED" if rec.violations else "holds"
+        return [
+            f"\nTheorem 4 on {name}: alpha = {rec.alpha:g}, guarantee alpha(2+alpha) = "
+            f"{rec.guarantee:g}, Algorithm 1 / optimum = "
+            f"{'n/a' if ratio is None else f'{ratio:.4f}'}: {verdict}"
+        ]
+
+    def outcome_details(self, instance: HareInstance, solution: Any, evaluation: Any) -> dict:
+        return {}
 
 
-def generate(
-    jobs: int,
-    workers: int,
-    seed: int = 0,
-    *,
-    rounds: tuple[int, int] = (1, 3),
-    tasks: tuple[int, int] = (1, 3),
-    arrival_span: float = 10.0,
-    decimals: int = 1,
-    **_: Any,
-) -> HareInstance:
-    """Random instance: ``workers`` GPUs of the paper's four types, ``jobs`` jobs with random
-    rounds, tasks per round, base times in [1, 5], sync in [0.1, 1]; times rounded to
-    ``decimals`` (so CP-SAT's scaling stays small)."""
-    if jobs < 1 or workers < 1:
-        from dlsched.errors import OptionError
+FAMILY = HareFamily()
 
-        raise OptionError("--jobs/--workers", (jobs, workers), "must be at least 1")
-    rng = np.random.default_rng(seed)
-    types = list(GPU_TYPES)
-    gpu_types = [types[k % len(types)] for k in range(workers)]
-    out = []
-    for n in range(jobs):
-        base_c = float(rng.uniform(1.0, 5.0))
-        base_s = float(rng.uniform(0.1, 1.0))
-        out.append(
-            HareJob(
-                name=f"j{n}",
-                arrival=round(float(rng.uniform(0, arrival_span)), decimals),
-                weight=float(rng.integers(1, 4)),
-                rounds=int(rng.integers(rounds[0], rounds[1] + 1)),
-                tasks_per_round=int(rng.integers(tasks[0], tasks[1] + 1)),
-                train_time=tuple(round(base_c * GPU_TYPES[t][0], decimals) for t in gpu_types),
-                sync_time=tuple(round(base_s * GPU_TYPES[t][1], decimals) for t in gpu_types),
-            )
-        )
-    gpus = tuple(f"{t}-{k}" for k, t in enumerate(gpu_types))
-    return HareInstance(name=f"random-{jobs}x{workers}-s{seed}", gpus=gpus, jobs=tuple(out))
+
+def __getattr__(name: str) -> Any:  # METHODS on demand: importing the family stays light
+    if name == "METHODS":
+        return FAMILY.methods()
+    raise AttributeError(name)
 
 
 def plot(instance: HareInstance, outcome: Any, path: Path | str) -> Path:
     """Gantt chart of an outcome's schedule saved to ``path``."""
-    from .gantt import save_gantt
-
-    return save_gantt(instance, outcome, Path(path))
+    return FAMILY.plot(instance, outcome, Path(path))
 
 
-__all__ = ["METHODS", "generate", "plot"]
+__all__ = ["FAMILY", "GPU_TYPES", "METHODS", "HareInstance", "HareJob", "generate", "plot"]

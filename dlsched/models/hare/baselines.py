@@ -22,8 +22,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from dlsched.instances.hare import HareInstance
-from dlsched.schedule.hare import TaskSchedule
+from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.solution import TaskSchedule
 
 
 def _run_job_on(

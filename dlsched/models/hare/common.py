@@ -1,26 +1,17 @@
-"""Shared helpers of the hare methods: integer scaling of the data, and turning a schedule into
-a verified :class:`~dlsched.result.Outcome` (the objective is always the checker's)."""
+"""Shared helpers of the hare methods: integer scaling of the data, the typed result of an
+exact route, and a repair of solver round-off in continuous schedules."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from dlsched.check.hare import HareEvaluation, check_schedule
-from dlsched.instances.hare import HareInstance
-from dlsched.result import Outcome
-from dlsched.schedule.hare import TaskSchedule
-from dlsched.solvers.base import SolveResult, Status
+from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.solution import TaskSchedule
+from dlsched.solvers.certify import Certificate, Proof, certify
 
 #: Largest power of ten tried to make the times (or the weights) integral.
 MAX_TIME_SCALE = 10**6
-#: Relative agreement demanded between a solver's objective and the checker's.
-AGREEMENT = 1e-6
-
-
-class AgreementError(AssertionError):
-    """A solver's objective disagrees with the checker's re-evaluation of its schedule."""
 
 
 def power_of_ten_scale(values: list[float], cap: int = MAX_TIME_SCALE) -> tuple[int, bool]:
@@ -41,61 +32,27 @@ def time_values(instance: HareInstance) -> list[float]:
     return out
 
 
-def instance_label(instance: HareInstance) -> tuple[str, str]:
-    from dlsched.instances import instance_hash
+@dataclass(frozen=True)
+class RouteResult:
+    """What an exact hare route hands to :func:`dlsched.result.verified_outcome`: its best
+    schedule, its own objective for that schedule (original units), and what it proved."""
 
-    return instance.name, instance_hash(instance)
+    schedule: TaskSchedule | None
+    objective: float | None
+    proof: Proof
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def certified(self, name: str = "?", route: str = "?") -> Certificate:
+        """Status, bound and gap of the route's own numbers (before the checker)."""
+        return certify(self.objective, self.proof, instance=name, route=route)
 
 
-def verified_outcome(
-    instance: HareInstance,
-    method: str,
-    schedule: TaskSchedule | None,
-    status: Status,
-    *,
-    wall_time: float,
-    bound: float | None = None,
-    solver: SolveResult | None = None,
-    claimed: float | None = None,
-    claimed_is_upper: bool = False,
-    details: Mapping[str, Any] | None = None,
-) -> Outcome:
-    """Check ``schedule`` and wrap it in an Outcome.
-
-    ``claimed`` is the solver's own objective; it must agree with the checker within
-    :data:`AGREEMENT` (relative), or be an upper bound of it when ``claimed_is_upper``
-    (rounded-up data). Disagreement raises :class:`AgreementError`.
-    """
-    name, h = instance_label(instance)
-    evaluation: HareEvaluation | None = None
-    objective = None
-    if schedule is not None:
-        evaluation = check_schedule(instance, schedule)
-        objective = evaluation.objective
-        if claimed is not None:
-            tol = AGREEMENT * max(1.0, abs(objective))
-            ok = claimed >= objective - tol if claimed_is_upper else abs(claimed - objective) <= tol
-            if not ok:
-                raise AgreementError(
-                    f"{method} on {name}: solver objective {claimed!r} != checker {objective!r}"
-                )
-    if bound is not None and objective is not None and bound > objective * (1 + AGREEMENT) + 1e-9:
-        raise AgreementError(f"{method} on {name}: bound {bound} exceeds objective {objective}")
-    if bound is not None and not math.isfinite(bound):
-        bound = None
-    return Outcome(
-        method=method,
-        instance=name,
-        instance_hash=h,
-        status=status,
-        objective=objective,
-        bound=bound,
-        wall_time=wall_time,
-        solution=schedule,
-        evaluation=evaluation,
-        solver=solver,
-        details=dict(details or {}),
-    )
+def objective_unit(time_scale: int, weight_scale: int, exact: bool) -> float | None:
+    """The lattice of the optimum: with times and weights integral after exact scaling, some
+    optimal (left-justified) schedule has every completion time a sum of data, so the optimum
+    is an integer multiple of ``1 / (time_scale * weight_scale)``. None if the scaling was not
+    exact."""
+    return 1.0 / (time_scale * weight_scale) if exact else None
 
 
 def push_to_feasible(instance: HareInstance, schedule: TaskSchedule) -> tuple[TaskSchedule, float]:

@@ -32,11 +32,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dlsched.instances.hare import HareInstance, Task
-from dlsched.schedule.hare import TaskSchedule
-from dlsched.solvers.base import OPTIMALITY_GAP, SolveOptions, Status, relative_gap
+from dlsched.errors import InternalError
+from dlsched.models.hare.instance import HareInstance, Task
+from dlsched.models.hare.solution import TaskSchedule
+from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.certify import ContradictionError, Proof
 
-from .common import MAX_TIME_SCALE, power_of_ten_scale, time_values
+from .common import MAX_TIME_SCALE, RouteResult, objective_unit, power_of_ten_scale, time_values
 
 # the job-subset bound is tried above this many tasks: below it one segment (max_tasks = 30 in
 # decompose.subset_bound) would be the whole instance, and its 0.3 share of the time limit
@@ -336,7 +338,7 @@ def hint_candidates(instance: HareInstance) -> list[tuple[str, TaskSchedule]]:
 
 def best_hint(instance: HareInstance) -> tuple[str, TaskSchedule, float]:
     """The best of :func:`hint_candidates` by the checker's objective."""
-    from dlsched.check.hare import check_schedule
+    from dlsched.models.hare.check import check_schedule
 
     best = None
     for name, sched in hint_candidates(instance):
@@ -363,7 +365,7 @@ def add_hint(built: CpsatHare, instance: HareInstance, schedule: TaskSchedule) -
 
 def scaled_objective(built_data: ScaledData, instance: HareInstance, schedule: TaskSchedule) -> int:
     """The schedule's objective in the model's integer units (exact data only)."""
-    from dlsched.check.hare import check_schedule
+    from dlsched.models.hare.check import check_schedule
 
     ev = check_schedule(instance, schedule)
     return sum(
@@ -386,8 +388,8 @@ def solve_cpsat_native(
     pooled: bool = True,
     subsets: bool = True,
     subset_options: dict[str, Any] | None = None,
-) -> tuple[Status, TaskSchedule | None, float | None, float | None, dict[str, Any]]:
-    """Solve; returns (status, schedule, solver objective, bound, info) in original units.
+) -> RouteResult:
+    """Solve; returns the best schedule, its objective and what was proved (original units).
 
     With a ``hint`` (and exact scaling) its objective is an upper bound of the model
     (``use_upper``); the hint is returned if CP-SAT finds nothing at least as good.
@@ -443,9 +445,12 @@ def solve_cpsat_native(
         "subset_bound_seconds": None if sub is None else sub.seconds,
         "subset_partition": None if sub is None else [list(g.jobs) for g in sub.partition],
     }
+    lattice = objective_unit(d.time_scale, d.weight_scale, d.exact)
     if upper is not None and sub_lower is not None and sub_lower >= upper:
-        # the hint meets the job-subset bound: proven optimal without a search
-        return Status.OPTIMAL, hint, upper / unit, upper / unit, {**info, "returned": "hint"}
+        # the hint meets the job-subset bound: proven optimal without a search (a bound
+        # above the hint is a contradiction, which certify() raises)
+        proof = Proof(bound=sub_lower / unit, unit=lattice)
+        return RouteResult(hint, upper / unit, proof, {**info, "returned": "hint"})
     lb = None
     if lp_bound and d.exact:
         from .lowerbound import time_indexed_bound
@@ -500,37 +505,33 @@ def solve_cpsat_native(
         "lp_bound_grid": None if lb is None else lb.grid / d.time_scale,
         "lp_bound_seconds": None if lb is None else lb.seconds,
     }
-    if not has_sol and upper is not None and code != cp_model.MODEL_INVALID:
-        # nothing at least as good as the hint was found (or it was proven optimal by
-        # infeasibility of "< upper", which the model does not state): return the hint
-        hint_bound: float | None = None
-        if code == cp_model.UNKNOWN:
-            hint_bound = solver.best_objective_bound / unit
-            if lower is not None:
-                hint_bound = max(hint_bound, lower / unit)
-        status = Status.TIME_LIMIT if code == cp_model.UNKNOWN else Status.FEASIBLE
-        return status, hint, upper / unit, hint_bound, {**info, "returned": "hint"}
+    if code == cp_model.MODEL_INVALID:
+        raise InternalError(f"CP-SAT rejected the hare model of {instance.name}")
+    if code == cp_model.INFEASIBLE and hint is None:
+        raise ContradictionError(instance.name, "exact-cpsat", "every hare instance is feasible")
+    cp_bound = solver.best_objective_bound if code != cp_model.INFEASIBLE else None
+    if cp_bound is not None and lower is not None:
+        cp_bound = max(cp_bound, lower)
+    bound = None if cp_bound is None else cp_bound / unit
+    proof = Proof(
+        bound=bound if d.exact else None,  # a bound on rounded-up data bounds nothing
+        claimed_optimal=code == cp_model.OPTIMAL,
+        infeasible=code == cp_model.INFEASIBLE,
+        hit_limit=options.time_limit is not None and wall >= 0.95 * options.time_limit,
+        unit=lattice,
+    )
+    if not has_sol:
+        # nothing at least as good as the hint (objective <= upper) was found; INFEASIBLE
+        # with the hint in hand is a contradiction that certify() turns into an error
+        return RouteResult(
+            hint, None if upper is None else upper / unit, proof, {**info, "returned": "hint"}
+        )
     items = []
     for i in instance.tasks:
         g = built.placed_on(i, solver.value)
         items.append((i, g, solver.value(built.start[i]) / d.time_scale))
     schedule = TaskSchedule.from_items(colour_pools(instance, items, built.pools))
-    obj = solver.objective_value / unit
-    bound: float | None = solver.best_objective_bound / unit
-    if lower is not None:
-        bound = max(solver.best_objective_bound, lower) / unit
-    if code == cp_model.OPTIMAL:
-        status = Status.OPTIMAL
-    else:
-        hit = options.time_limit is not None and wall >= 0.95 * options.time_limit
-        status = Status.TIME_LIMIT if hit else Status.FEASIBLE
-    gap = relative_gap(obj, bound)
-    if status == Status.OPTIMAL and gap is not None and gap > OPTIMALITY_GAP:
-        status = Status.FEASIBLE
-    if not d.exact:
-        status = Status.FEASIBLE if status == Status.OPTIMAL else status
-        bound = None  # a bound on rounded-up data does not bound the true optimum
-    return status, schedule, obj, bound, info
+    return RouteResult(schedule, solver.objective_value / unit, proof, info)
 
 
 __all__ = ["MAX_TIME_SCALE", "CpsatHare", "ScaledData", "build_cpsat", "scale_data"]

@@ -26,9 +26,10 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dlsched.instances.hare import HareInstance
-from dlsched.schedule.hare import TaskSchedule
-from dlsched.solvers.base import SolveOptions, Status
+from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.solution import TaskSchedule
+from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.certify import certify
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,8 @@ def subset_bound(
 ) -> SubsetBound:
     """The job-subset bound of the module docstring within ``options.time_limit`` (shared by
     the segments, small ones first)."""
-    from dlsched.check.hare import check_schedule
     from dlsched.errors import InfeasibleSolutionError
+    from dlsched.models.hare.check import check_schedule
 
     from .cpsat import best_hint, solve_cpsat_native
 
@@ -134,20 +135,20 @@ def subset_bound(
             left = max(0.05, left / (len(spans) - idx) * (2.0 if j - i > 1 else 1.0))
             left = min(left, options.time_limit - (time.perf_counter() - t0))
         s0 = time.perf_counter()
-        st, sched, obj, bnd, _ = solve_cpsat_native(
+        res = solve_cpsat_native(
             sub, replace(options, time_limit=left), best_hint(sub)[1], subsets=False
         )
-        proven = obj if st == Status.OPTIMAL else bnd
+        cert = certify(res.objective, res.proof, instance=sub.name, route="subset-bound")
         seg = Segment(
             (i, j),
             jobs,
             sum(sizes[i:j]),
-            str(st),
-            obj,
-            0.0 if proven is None else float(proven),
+            str(cert.status),
+            res.objective,
+            0.0 if cert.bound is None else float(cert.bound),  # a proven bound, never more
             time.perf_counter() - s0,
         )
-        solved[(i, j)] = (seg, sched)
+        solved[(i, j)] = (seg, res.schedule)
     # best partition of blocks 0..k-1 into solved segments (longest path)
     best: list[float] = [0.0] + [-math.inf] * k
     back: list[tuple[int, int] | None] = [None] * (k + 1)

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dlsched.check.hare import check_schedule
 from dlsched.errors import OptionError
-from dlsched.instances.hare import HareInstance
-from dlsched.schedule.hare import TaskSchedule
+from dlsched.models.hare.check import check_schedule
+from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.solution import TaskSchedule
 
 
 def gantt(instance: HareInstance, schedule: TaskSchedule, ax: Any = None, title: str = "") -> Any:

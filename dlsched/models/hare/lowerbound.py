@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from dlsched.instances.hare import HareInstance
+from dlsched.models.hare.instance import HareInstance
 
 
 @dataclass(frozen=True)

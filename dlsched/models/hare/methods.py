@@ -14,14 +14,16 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import OptionError
-from dlsched.instances.hare import HareInstance
-from dlsched.models import MethodOptions
-from dlsched.result import Outcome
+from dlsched.models import Method, MethodOptions
+from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.solution import TaskSchedule
+from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import Status, solve
+from dlsched.solvers.certify import Proof
 
 from .baselines import BASELINES
-from .common import push_to_feasible, verified_outcome
-from .cpsat import best_hint, solve_cpsat_native
+from .common import RouteResult, objective_unit, push_to_feasible
+from .cpsat import best_hint, scale_data, solve_cpsat_native
 from .model import build_exact_gdp, to_milp
 from .relaxation import (
     RelaxedSolution,
@@ -58,51 +60,64 @@ def run_exact_cpsat(
 
 
 def _route_outcome(
-    instance: HareInstance, name: str, t0: float, solved: tuple, route: str | None = None
+    instance: HareInstance, name: str, t0: float, solved: RouteResult, route: str | None = None
 ) -> Outcome:
-    """Verify a route's (status, schedule, objective, bound, info); the solver's objective is
-    checked against the checker's unless the data had to be rounded (``scale_exact`` False)."""
-    status, sched, obj, bound, info = solved
+    """Verify a route's schedule; the route's objective must equal the checker's unless the
+    data had to be rounded up (``scale_exact`` False), where it bounds it from above."""
+    exact = solved.info.get("scale_exact", True)
     return verified_outcome(
         instance,
         name,
-        sched,
-        status,
+        solved.schedule,
         wall_time=time.perf_counter() - t0,
-        bound=bound,
-        claimed=obj if info.get("scale_exact", True) else None,
-        details={"route": route, **info} if route else info,
+        proof=solved.proof,
+        claimed=solved.objective,
+        claimed_is_upper=not exact,
+        details={"route": route, **solved.info} if route else solved.info,
     )
 
 
 def run_exact_milp(
     instance: HareInstance, options: MethodOptions, name: str = "exact-milp"
 ) -> Outcome:
+    """The pyomo.gdp model on HiGHS. Its completion variables are epigraphs, tight only at an
+    optimum: a time-limited incumbent's own objective bounds the decoded schedule's from above,
+    and the checker's value is the one reported."""
     t0 = time.perf_counter()
     transform = options.param("transformation", "bigm")
     if transform not in ("bigm", "hull"):
         raise OptionError("transformation", transform, "expected bigm or hull")
     model = to_milp(build_exact_gdp(instance), transform)
-    res = solve(model, "highs", options.solve)
+    res = solve(
+        model,
+        "highs",
+        options.solve.with_(time_limit=options.solve.remaining(time.perf_counter() - t0)),
+    )
     sched, shift = None, 0.0
     if res.has_solution:
-        from dlsched.schedule.hare import TaskSchedule
-
         items = []
         for i in instance.tasks:
             vals = [res.value(model.y[(*i, m)]) for m in range(instance.num_gpus)]
             g = max(range(instance.num_gpus), key=vals.__getitem__)
             items.append((i, g, res.value(model.x[i])))
         sched, shift = push_to_feasible(instance, TaskSchedule.from_items(items))
+    d = scale_data(instance)
+    proof = Proof(
+        bound=res.bound,
+        claimed_optimal=res.status == Status.OPTIMAL,
+        infeasible=res.status == Status.INFEASIBLE,
+        hit_limit=res.status == Status.TIME_LIMIT,
+        unit=objective_unit(d.time_scale, d.weight_scale, d.exact),
+    )
     return verified_outcome(
         instance,
         name,
         sched,
-        res.status,
         wall_time=time.perf_counter() - t0,
-        bound=res.bound if res.has_solution or res.status == Status.TIME_LIMIT else None,
+        proof=proof,
         solver=res,
-        claimed=res.objective,
+        claimed=res.objective if sched is not None else None,
+        claimed_is_upper=True,
         details={
             "route": "milp",
             "transformation": transform,
@@ -148,9 +163,9 @@ def _relaxation_outcome(
         instance,
         name,
         None,
-        rel.status,
+        status=rel.status,
         wall_time=wall,
-        bound=rel.bound,
+        proof=Proof(bound=rel.bound),
         solver=rel.solver,
         details={"relaxation_value": rel.value, **rel.info, **details},
     )
@@ -226,9 +241,8 @@ def _hare(h: str, gpu_rule: str, name: str, relaxation: str = "rl") -> Any:
             instance,
             name,
             sched,
-            Status.FEASIBLE,
             wall_time=time.perf_counter() - t0,
-            bound=bound,
+            proof=Proof(bound=bound),
             details={
                 "h": hh,
                 "gpu_rule": rule,
@@ -260,9 +274,7 @@ def _baseline(name: str) -> Any:
     def run(instance: HareInstance, options: MethodOptions) -> Outcome:
         t0 = time.perf_counter()
         sched = BASELINES[name](instance)
-        return verified_outcome(
-            instance, name, sched, Status.FEASIBLE, wall_time=time.perf_counter() - t0
-        )
+        return verified_outcome(instance, name, sched, wall_time=time.perf_counter() - t0)
 
     return run
 
@@ -270,15 +282,92 @@ def _baseline(name: str) -> Any:
 def run_greedy(instance: HareInstance, options: MethodOptions) -> Outcome:
     t0 = time.perf_counter()
     return verified_outcome(
-        instance,
-        "greedy",
-        greedy_schedule(instance),
-        Status.FEASIBLE,
-        wall_time=time.perf_counter() - t0,
+        instance, "greedy", greedy_schedule(instance), wall_time=time.perf_counter() - t0
     )
 
 
+_HARE_PARAMS = ("h", "gpu_rule", "relaxation", "backend", "random_ties")
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method(
+            "exact",
+            run_exact,
+            "certified optimum of Hare_Sched (4)-(8); backend=auto|cpsat|milp|special",
+            exact=True,
+            params=("backend", "hint", "transformation", "pooled", "subsets"),
+        ),
+        Method(
+            "exact-cpsat",
+            run_exact_cpsat,
+            "native CP-SAT: optional intervals, a cumulative per class of identical GPUs "
+            "(pooled=false: a NoOverlap per GPU), time-indexed LP and job-subset bounds",
+            exact=True,
+            params=("hint", "pooled", "subsets"),
+        ),
+        Method(
+            "exact-milp",
+            run_exact_milp,
+            "pyomo.gdp disjunctive model, big-M, HiGHS",
+            exact=True,
+            params=("transformation",),
+        ),
+        Method(
+            "relaxation",
+            run_relaxation,
+            "Hare_Sched_RL (9): lower bound (no schedule)",
+            params=("backend",),
+        ),
+        Method(
+            "relaxation-strong",
+            run_relaxation_strong,
+            "RL + Queyranne subset inequalities (separated): lower bound",
+            params=("max_rounds",),
+        ),
+        Method(
+            "hare",
+            _hare("max", "earliest-available", "hare"),
+            "Algorithm 1 as written (H max over all GPUs, earliest-available GPU)",
+            params=_HARE_PARAMS,
+        ),
+        Method(
+            "hare-assigned",
+            _hare("assigned", "earliest-available", "hare-assigned"),
+            "Algorithm 1 variant: H_i on the GPU the relaxation assigned",
+            params=_HARE_PARAMS,
+        ),
+        Method(
+            "hare-eft",
+            _hare("max", "earliest-finish", "hare-eft"),
+            "Algorithm 1 variant: earliest-finish GPU instead of earliest-available",
+            params=_HARE_PARAMS,
+        ),
+        Method(
+            "hare-strong",
+            _hare("max", "earliest-available", "hare-strong", "strong"),
+            "Algorithm 1 variant: x^ from RL + Queyranne subset inequalities",
+            params=_HARE_PARAMS,
+        ),
+        Method("gavel-fifo", _baseline("gavel-fifo"), "FIFO gang scheduling on fastest idle GPUs"),
+        Method("srtf", _baseline("srtf"), "shortest remaining time first (gang, non-preemptive)"),
+        Method(
+            "sched-homo",
+            _baseline("sched-homo"),
+            "heterogeneity-oblivious Smith's rule, gang, job-level non-preemptive",
+        ),
+        Method(
+            "sched-allox",
+            _baseline("sched-allox"),
+            "AlloX min-cost matching, one GPU per job (no intra-job parallelism)",
+        ),
+        Method("greedy", run_greedy, "list schedule by arrival and round, earliest-finish GPU"),
+    )
+}
+
+
 __all__ = [
+    "METHODS",
     "priority_order",
     "run_exact",
     "run_exact_cpsat",

@@ -19,7 +19,7 @@ from itertools import combinations
 import pyomo.environ as pyo
 from pyomo.gdp import Disjunction
 
-from dlsched.instances.hare import HareInstance, Task
+from dlsched.models.hare.instance import HareInstance, Task
 
 
 def _base(instance: HareInstance, horizon: float | None = None) -> pyo.ConcreteModel:

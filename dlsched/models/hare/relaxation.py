@@ -20,7 +20,7 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from dlsched.instances.hare import HareInstance, Task
+from dlsched.models.hare.instance import HareInstance, Task
 from dlsched.solvers import SolveOptions, SolveResult, Status, solve
 
 from .model import add_subset_cut, build_relaxation

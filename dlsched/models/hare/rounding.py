@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from dlsched.instances.hare import HareInstance, Task
-from dlsched.schedule.hare import TaskSchedule
+from dlsched.models.hare.instance import HareInstance, Task
+from dlsched.models.hare.solution import TaskSchedule
 
 GPU_RULES = ("earliest-available", "earliest-finish")
 H_RULES = ("max", "assigned")

@@ -35,15 +35,17 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from dlsched.instances.hare import HareInstance
-from dlsched.schedule.hare import TaskSchedule
-from dlsched.solvers.base import OPTIMALITY_GAP, SolveOptions, Status, relative_gap
+from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.solution import TaskSchedule
+from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.certify import Proof
 
+from .common import RouteResult, objective_unit
 from .cpsat import scale_data
 
 #: Largest number of time-indexed columns built before falling back to the pairs model.
@@ -193,10 +195,9 @@ def greedy_assignment(instance: HareInstance) -> list[int]:
 
 @dataclass
 class SpecialResult:
-    status: Status
     assign: list[int] | None
     objective: float | None  # original units
-    bound: float | None
+    proof: Proof
     info: dict[str, Any] = field(default_factory=dict)
 
 
@@ -312,19 +313,15 @@ def solve_time_indexed(
             j, m, _ = cols[int(kx)]
             assign[j] = m
     bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
-    if ms == highspy.HighsModelStatus.kOptimal:
-        status = Status.OPTIMAL
-    elif ms == highspy.HighsModelStatus.kTimeLimit:
-        status = Status.TIME_LIMIT
-    elif ms == highspy.HighsModelStatus.kInfeasible:
-        status = Status.ERROR  # cannot happen: the horizon holds for every optimal schedule
-    else:
-        status = Status.FEASIBLE if has else Status.ERROR
-    if not d.exact:  # rounded-up data: the model is a restriction, neither optimal nor a bound
-        status = Status.FEASIBLE if status == Status.OPTIMAL else status
-        bound = None
+    proof = Proof(
+        bound=bound if d.exact else None,  # rounded-up data: the model bounds nothing
+        claimed_optimal=ms == highspy.HighsModelStatus.kOptimal,
+        infeasible=ms == highspy.HighsModelStatus.kInfeasible,  # impossible: see horizon
+        hit_limit=ms == highspy.HighsModelStatus.kTimeLimit,
+        unit=objective_unit(d.time_scale, d.weight_scale, d.exact),
+    )
     obj = float(info.objective_function_value) if has else None
-    return SpecialResult(status, assign, obj, bound, out)
+    return SpecialResult(assign, obj, proof, out)
 
 
 def solve_pairs_cpsat(
@@ -373,21 +370,24 @@ def solve_pairs_cpsat(
         "scale_exact": d.exact,
         "cpsat_status": solver.status_name(code),
     }
+    proof = Proof(
+        bound=solver.best_objective_bound / unit if d.exact else None,
+        claimed_optimal=code == cp_model.OPTIMAL,
+        infeasible=code == cp_model.INFEASIBLE,
+        hit_limit=code in (cp_model.FEASIBLE, cp_model.UNKNOWN),
+        unit=objective_unit(d.time_scale, d.weight_scale, d.exact),
+    )
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return SpecialResult(Status.TIME_LIMIT, None, None, None, info)
+        return SpecialResult(None, None, proof, info)
     assign = [next(m for m in range(M) if solver.value(y[(j, m)])) for j in range(n)]
-    bound: float | None = solver.best_objective_bound / unit
-    status = Status.OPTIMAL if code == cp_model.OPTIMAL else Status.TIME_LIMIT
-    if not d.exact:
-        status = Status.FEASIBLE if status == Status.OPTIMAL else status
-        bound = None
-    return SpecialResult(status, assign, solver.objective_value / unit, bound, info)
+    return SpecialResult(assign, solver.objective_value / unit, proof, info)
 
 
 def solve_single_task(
     instance: HareInstance, options: SolveOptions, model: str = "auto"
-) -> tuple[Status, TaskSchedule, float, float | None, dict[str, Any]]:
-    """Local search, then an exact model; returns (status, schedule, objective, bound, info).
+) -> RouteResult:
+    """Local search, then an exact model; returns the best schedule, its objective and what
+    the model proved.
 
     The schedule is the Smith-ordered schedule of the best assignment found (never worse than
     the solver's own schedule). ``model``: ``auto`` | ``time-indexed`` | ``pairs``.
@@ -418,16 +418,8 @@ def solve_single_task(
         c = assignment_cost(instance, res.assign)
         if c < obj:
             assign, obj = res.assign, c
-    bound = res.bound
-    status = res.status
-    if bound is not None and bound > obj:
-        bound = obj  # solver tolerance
-    gap = relative_gap(obj, bound)
-    if status == Status.OPTIMAL and (gap is None or gap > max(OPTIMALITY_GAP, options.mip_gap)):
-        status = Status.FEASIBLE
-    if status not in (Status.OPTIMAL, Status.TIME_LIMIT):
-        hit = limit is not None and time.perf_counter() - t0 >= 0.95 * limit
-        status = Status.TIME_LIMIT if hit else Status.FEASIBLE
+    hit = limit is not None and time.perf_counter() - t0 >= 0.95 * limit
+    proof = replace(res.proof, hit_limit=res.proof.hit_limit or hit)
     info = {
         "route": "special",
         "local_search_time": t_ls,
@@ -435,7 +427,7 @@ def solve_single_task(
         "local_search_optima": visits,
         **res.info,
     }
-    return status, assignment_schedule(instance, assign), obj, bound, info
+    return RouteResult(assignment_schedule(instance, assign), obj, proof, info)
 
 
 __all__ = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dlsched.instances.placement import BITS_PER_GBIT, BITS_PER_MB, PlacementInstance
+from dlsched.models.placement.instance import BITS_PER_GBIT, BITS_PER_MB, PlacementInstance
 
 
 class Evaluator:

@@ -20,8 +20,8 @@ import time
 import numpy as np
 
 from dlsched.errors import OptionError
-from dlsched.instances.placement import PlacementInstance
 from dlsched.models.placement.evaluate import Evaluator
+from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.model import (
     add_tangent,
     build_p1,
@@ -29,11 +29,11 @@ from dlsched.models.placement.model import (
     counts_from_values,
     expand_counts,
 )
-from dlsched.models.placement.outcome import placement_outcome
-from dlsched.result import Outcome
-from dlsched.schedule import Placement
+from dlsched.models.placement.solution import Placement
+from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import solve
-from dlsched.solvers.base import OPTIMALITY_GAP, SolveOptions, Status, relative_gap
+from dlsched.solvers.base import SolveOptions, Status
+from dlsched.solvers.certify import EPSILON, ContradictionError, Proof
 from dlsched.solvers.pyomo_backend import PyomoSolver
 
 EXACT_BACKENDS = ("scip", "highs")
@@ -46,24 +46,20 @@ def auto_backend(instance: PlacementInstance) -> str:
     return "scip" if instance.num_workers <= AUTO_SCIP_MAX_WORKERS else "highs"
 
 
-def _noise_clipped(bound: float | None, objective: float | None) -> float | None:
-    """A bound above the verified objective by solver tolerance only is set to it; a larger
-    excess is left alone so that :func:`placement_outcome` rejects the result."""
-    if bound is None or objective is None:
-        return bound
-    if objective < bound <= objective * (1 + OPTIMALITY_GAP):
-        return objective
-    return bound
-
-
-def _final_status(solver_status: Status, objective: float | None, bound: float | None) -> Status:
-    """Optimal only if the solver proved it *and* the verified objective meets the bound."""
-    if objective is None:
-        return solver_status if solver_status != Status.OPTIMAL else Status.ERROR
-    if solver_status == Status.OPTIMAL:
-        gap = relative_gap(objective, bound)
-        return Status.OPTIMAL if gap is not None and gap <= OPTIMALITY_GAP else Status.FEASIBLE
-    return solver_status
+def _proof(
+    instance: PlacementInstance,
+    route: str,
+    bound: float | None,
+    *,
+    claimed_optimal: bool = False,
+    infeasible: bool = False,
+    hit_limit: bool = False,
+) -> Proof:
+    """What a P1 route proved. P1 with K >= S (checked on load) is always feasible, so a
+    proof of infeasibility is a contradiction, raised here rather than reported."""
+    if infeasible:
+        raise ContradictionError(instance.name, route, "P1 proven infeasible, but K >= S")
+    return Proof(bound=bound, claimed_optimal=claimed_optimal, hit_limit=hit_limit)
 
 
 def solve_exact(
@@ -104,18 +100,20 @@ def _solve_scip(
     if res.has_solution:
         counts = counts_from_values(m, dict(res.values))
         placement = Placement(expand_counts(m._groups, counts, instance.num_workers))
-    wall = time.perf_counter() - t0
-    from dlsched.check import check_placement
-
-    objective = check_placement(instance, placement).avg_jct if placement else None
-    bound = _noise_clipped(res.bound, objective)
-    return placement_outcome(
+    proof = _proof(
+        instance,
+        "scip-minlp",
+        res.bound,
+        claimed_optimal=res.status == Status.OPTIMAL,
+        infeasible=res.status == Status.INFEASIBLE,
+        hit_limit=res.status == Status.TIME_LIMIT,
+    )
+    return verified_outcome(
         instance,
         _method_name(category),
         placement,
-        status=_final_status(res.status, objective, bound),
-        wall_time=wall,
-        bound=bound,
+        wall_time=time.perf_counter() - t0,
+        proof=proof,
         solver=res,
         details={
             "route": "scip-minlp",
@@ -164,8 +162,7 @@ def _solve_oa(
         master_times.append(round(res.wall_time, 3))
         last = res
         if res.status == Status.INFEASIBLE and best_assign is None:
-            status = Status.INFEASIBLE
-            break
+            _proof(instance, "highs-outer-approximation", None, infeasible=True)
         if res.bound is not None and res.status in (
             Status.OPTIMAL,
             Status.FEASIBLE,
@@ -181,8 +178,8 @@ def _solve_oa(
             val = float(ev.avg_jct(np.array(assign))[0])
             if val < best_val:
                 best_val, best_assign = val, assign
-        gap = relative_gap(best_val, lower) if best_assign is not None else None
-        if gap is not None and gap <= OPTIMALITY_GAP:
+        closed = best_assign is not None and best_val - lower <= EPSILON
+        if closed:
             status = Status.OPTIMAL
             break
         # OPTIMAL, or FEASIBLE = converged at the requested (loose) gap
@@ -203,22 +200,20 @@ def _solve_oa(
             if gap_now > min(options.mip_gap, 1e-9):
                 gap_now = min(options.mip_gap, 1e-9)  # final, tight master
                 continue
-            status = Status.OPTIMAL if gap is not None and gap <= OPTIMALITY_GAP else status
             break
     else:
         status = Status.FEASIBLE
-    wall = time.perf_counter() - t0
     placement = Placement(best_assign) if best_assign is not None else None
     bound = lower if lower > -float("inf") else None
-    if placement is not None:
-        bound = _noise_clipped(bound, best_val)
-    return placement_outcome(
+    proof = _proof(
+        instance, "highs-outer-approximation", bound, hit_limit=status == Status.TIME_LIMIT
+    )
+    return verified_outcome(
         instance,
         _method_name(category),
         placement,
-        status=_final_status(status, best_val if placement else None, bound),
-        wall_time=wall,
-        bound=bound,
+        wall_time=time.perf_counter() - t0,
+        proof=proof,
         claimed=best_val if placement else None,
         solver=last,
         details={

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from dlsched.errors import OptionError
-from dlsched.instances.placement import PlacementInstance, PlacementJob, Worker
+from dlsched.models.placement.instance import PlacementInstance, PlacementJob, Worker
 
 GPU_TYPES = ("V100", "P100", "T4")
 P100_PER_V100 = 0.81

@@ -21,9 +21,9 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from dlsched.errors import DlschedError, OptionError
-from dlsched.instances.placement import PlacementInstance
 from dlsched.models.placement.categories import algorithm1, num_categories, unrank
 from dlsched.models.placement.evaluate import Evaluator
+from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.metrics import fairness_degree
 
 

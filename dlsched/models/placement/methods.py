@@ -8,17 +8,17 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import OptionError
-from dlsched.instances.placement import PlacementInstance
 from dlsched.models import Method, MethodOptions
 from dlsched.models.placement import heuristics as H
 from dlsched.models.placement.categories import num_categories, validate_category
 from dlsched.models.placement.exact import EXACT_BACKENDS, solve_exact, solve_p3
+from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.model import build_las, counts_from_values, expand_counts
-from dlsched.models.placement.outcome import placement_outcome
-from dlsched.result import Outcome
-from dlsched.schedule import Placement
+from dlsched.models.placement.solution import Placement
+from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import solve
 from dlsched.solvers.base import Status
+from dlsched.solvers.certify import Proof
 
 
 def _category(instance: PlacementInstance, opts: MethodOptions) -> tuple[int, ...] | None:
@@ -47,11 +47,10 @@ def run_p3(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
         raise OptionError("--category", None, "p3 needs a category K_1,...,K_S")
     t0 = time.perf_counter()
     value, placement, lp_status = solve_p3(instance, cat, opts.solve)
-    return placement_outcome(
+    return verified_outcome(
         instance,
         "p3",
         placement,
-        status=Status.FEASIBLE,
         wall_time=time.perf_counter() - t0,
         details={"category": list(cat), "p3_total_throughput": value, "p3_status": str(lp_status)},
     )
@@ -72,11 +71,10 @@ def _run_has(instance: PlacementInstance, opts: MethodOptions, variant: str) -> 
     t0 = time.perf_counter()
     best, examined = H.has(instance, only=_category(instance, opts), variant=variant)
     name = "has" if variant == "clearing" else f"has-{variant}"
-    return placement_outcome(
+    return verified_outcome(
         instance,
         name,
         Placement(best.assignment),
-        status=Status.FEASIBLE,
         wall_time=time.perf_counter() - t0,
         claimed=best.avg_jct,
         details={
@@ -105,11 +103,10 @@ def run_jps(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     samples = int(opts.param("samples", 20))
     rng = np.random.default_rng(opts.solve.seed)
     best, examined = H.jps(instance, alpha, beta, samples, rng)
-    return placement_outcome(
+    return verified_outcome(
         instance,
         "jps",
         Placement(best.assignment),
-        status=Status.FEASIBLE,
         wall_time=time.perf_counter() - t0,
         claimed=best.avg_jct,
         details={
@@ -126,13 +123,11 @@ def run_jps(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
 def run_optimus(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     t0 = time.perf_counter()
     a = H.optimus(instance)
-    return placement_outcome(
+    return verified_outcome(
         instance,
         "optimus",
-        Placement(a),
-        status=Status.FEASIBLE,
+        Placement(a, balance="equal"),
         wall_time=time.perf_counter() - t0,
-        balance="equal",
         details={"data_split": "equal"},
     )
 
@@ -140,11 +135,10 @@ def run_optimus(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
 def run_optimus_lb(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     t0 = time.perf_counter()
     a = H.optimus_lb(instance)
-    return placement_outcome(
+    return verified_outcome(
         instance,
         "optimus-lb",
         Placement(a),
-        status=Status.FEASIBLE,
         wall_time=time.perf_counter() - t0,
         details={"data_split": "proportional"},
     )
@@ -156,18 +150,17 @@ def run_las(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     m1 = build_las(instance)
     r1 = solve(m1, "highs", opts.solve)
     if r1.status != Status.OPTIMAL or r1.objective is None:
-        return placement_outcome(
+        return verified_outcome(
             instance, "las", None, status=r1.status, wall_time=time.perf_counter() - t0, solver=r1
         )
     m2 = build_las(instance, min_ratio=r1.objective * (1 - 1e-9))
     r2 = solve(m2, "highs", opts.solve)
     res, m = (r2, m2) if r2.has_solution else (r1, m1)
     a = expand_counts(m._groups, counts_from_values(m, dict(res.values)), instance.num_workers)
-    return placement_outcome(
+    return verified_outcome(
         instance,
         "las",
         Placement(a),
-        status=Status.FEASIBLE,
         wall_time=time.perf_counter() - t0,
         solver=res,
         details={"las_max_min_ratio": r1.objective},
@@ -178,16 +171,15 @@ def run_exhaustive(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     t0 = time.perf_counter()
     a, n = H.exhaustive(instance)
     wall = time.perf_counter() - t0
-    from dlsched.check import check_placement
+    from dlsched.models.placement.check import check_placement
 
     value = check_placement(instance, Placement(a)).avg_jct
-    return placement_outcome(
+    return verified_outcome(
         instance,
         "exhaustive",
         Placement(a),
-        status=Status.OPTIMAL,
         wall_time=wall,
-        bound=value,
+        proof=Proof(bound=value),  # every assignment examined
         details={"assignments_examined": n},
     )
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dlsched.instances.placement import BITS_PER_GBIT, BITS_PER_MB, PlacementInstance
+from dlsched.models.placement.instance import BITS_PER_GBIT, BITS_PER_MB, PlacementInstance
 
 
 def equal_share_jct(instance: PlacementInstance) -> np.ndarray:

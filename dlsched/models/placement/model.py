@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from dlsched.instances.placement import BITS_PER_GBIT, BITS_PER_MB, PlacementInstance
 from dlsched.models.placement.categories import validate_category
+from dlsched.models.placement.instance import BITS_PER_GBIT, BITS_PER_MB, PlacementInstance
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Placement results (P1, seed 000). Only :mod:`dlsched.check` decides whether they are
-feasible and what they cost."""
+"""Placement results (P1, seed 000). Only the family checker (:mod:`.check`) decides
+whether they are feasible and what they cost."""
 
 from __future__ import annotations
 
@@ -10,17 +10,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from dlsched.instances.placement import PlacementInstance
+    from dlsched.models.placement.instance import PlacementInstance
 
 
 @dataclass(frozen=True)
 class Placement:
     """A P1 placement: ``assignment[k]`` is the index of the job that worker k serves.
 
-    The data split is not stored: proportional load balancing (eq. 12) implies it.
+    The data split is not stored: ``balance`` names the rule that implies it, proportional
+    load balancing (eq. 12, the paper's) or ``"equal"`` parts (Optimus without balancing).
     """
 
     assignment: tuple[int, ...]
+    balance: str = "proportional"
 
     @classmethod
     def from_groups(cls, num_workers: int, workers_of_job: Sequence[Sequence[int]]) -> Placement:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from dlsched.errors import InfeasibleSolutionError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dlsched.instances.hare import HareInstance
-    from dlsched.schedule.hare import TaskSchedule
+    from dlsched.models.hare.instance import HareInstance
+    from dlsched.models.hare.solution import TaskSchedule
 
 #: Absolute tolerance per unit of horizon for comparisons of times.
 REL_TOL = 1e-9

@@ -224,12 +224,3 @@ def hare_to_dict(inst: HareInstance) -> dict[str, Any]:
             for j in inst.jobs
         ],
     }
-
-
-def _register() -> None:
-    from dlsched.instances import Family, register_family
-
-    register_family(Family("hare", hare_from_dict, hare_to_dict))
-
-
-_register()

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from dlsched.errors import InfeasibleSolutionError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dlsched.instances.placement import PlacementInstance
-    from dlsched.schedule import Placement
+    from dlsched.models.placement.instance import PlacementInstance
+    from dlsched.models.placement.solution import Placement
 
 BITS_PER_MB = 8e6
 BITS_PER_GBIT = 1e9
@@ -29,16 +29,23 @@ class PlacementEvaluation:
     bottleneck_gbps: tuple[float | None, ...]  # r_i^min (5), None when K_i = 1
     data_split: tuple[tuple[float, ...], ...]  # |pi_{i,k}| per job, over its workers (12)
 
+    @property
+    def objective(self) -> float:
+        """The minimised objective: the average JCT (8)."""
+        return self.avg_jct
+
 
 def check_placement(
-    instance: PlacementInstance, placement: Placement, balance: str = "proportional"
+    instance: PlacementInstance, placement: Placement, balance: str | None = None
 ) -> PlacementEvaluation:
     """Verify (8b)-(8d) and evaluate (8).
 
     ``balance="proportional"`` splits each job's data by (12) (the paper's scheme);
-    ``balance="equal"`` splits it into equal parts (Optimus without load balancing).
+    ``balance="equal"`` splits it into equal parts (Optimus without load balancing);
+    by default the placement's own ``balance``.
     Raises :class:`InfeasibleSolutionError` naming the violated constraint.
     """
+    balance = balance or placement.balance
     if balance not in ("proportional", "equal"):
         raise ValueError(f"balance must be 'proportional' or 'equal', not {balance!r}")
     s = len(instance.jobs)

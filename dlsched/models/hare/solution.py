@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from dlsched.instances.hare import HareInstance
+    from dlsched.models.hare.instance import HareInstance
 
 Task = tuple[int, int, int]
 

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from dlsched.instances.placement import PlacementInstance
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.placement import heuristics as H
 from dlsched.models.placement.categories import categories as all_categories
 from dlsched.models.placement.exact import solve_p3
+from dlsched.models.placement.instance import PlacementInstance
 from dlsched.solvers import SolveOptions, Status
 
 SLACK = 1e-9

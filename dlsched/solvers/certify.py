@@ -1,0 +1,140 @@
+"""The one rule that turns numbers into a status: :func:`certify`.
+
+Every exact route (and every backend) hands its numbers here: the objective of a verified
+solution (or None), a lower bound it proved, whether it proved infeasibility, whether it hit its
+time limit, and the lattice the objective lives on when the data are integral. Nothing else
+decides whether a result is "optimal".
+
+The rule, for minimisation:
+
+- ``optimal``    objective - bound <= :data:`EPSILON` (absolute, in the objective's units),
+  where an integral objective (all values in ``unit * Z``) lets the bound be rounded up to the
+  lattice first: ``unit * ceil(bound / unit - LATTICE_MARGIN)``;
+- ``time_limit`` the route stopped at its limit without closing the gap (incumbent or not);
+- ``feasible``   the route stopped for another reason (a solver gap tolerance, a heuristic);
+- ``infeasible`` proven, and no solution is known.
+
+A proof against a known solution (infeasibility with a verified solution in hand, or a bound
+above a verified objective by more than :data:`EPSILON`) is a bug, not a status:
+:class:`ContradictionError` names the instance and the route. A solver's own "optimal" claim is
+recorded but never trusted: with ``mip_gap > 0`` it means "within the gap", which the numbers
+show.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dlsched.errors import InternalError
+from dlsched.solvers.base import Status, relative_gap
+
+#: Absolute tolerance, in objective units, between a verified objective and a proven bound.
+EPSILON = 1e-6
+#: A bound this close above a lattice point (in units of the lattice) is taken to be that
+#: point before rounding up: solvers report integral bounds with floating noise of ~1e-9.
+LATTICE_MARGIN = 1e-6
+
+
+class ContradictionError(InternalError):
+    """A proof contradicts a known solution: a bug in a model or a solver, never a status."""
+
+    def __init__(self, instance: str, route: str, what: str) -> None:
+        self.instance = instance
+        self.route = route
+        super().__init__(f"internal error on instance '{instance}', route '{route}': {what}")
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What a route proved, in the objective's units.
+
+    ``bound`` must be a valid lower bound by construction (a MIP dual bound, an LP value, a
+    sum of sub-optima); ``unit`` is set only when every feasible objective is an integer
+    multiple of it (integral data after exact scaling).
+    """
+
+    bound: float | None = None
+    claimed_optimal: bool = False
+    infeasible: bool = False
+    hit_limit: bool = False
+    unit: float | None = None
+
+
+@dataclass(frozen=True)
+class Certificate:
+    status: Status
+    objective: float | None
+    bound: float | None
+    gap: float | None
+
+
+def lattice_bound(bound: float, unit: float | None) -> float:
+    """The bound rounded up to the objective's lattice (identity without one)."""
+    if unit is None or unit <= 0 or not math.isfinite(bound):
+        return bound
+    return unit * math.ceil(bound / unit - LATTICE_MARGIN)
+
+
+def certify(
+    objective: float | None, proof: Proof, *, instance: str = "?", route: str = "?"
+) -> Certificate:
+    """Status, certified bound and gap of a route's result; see the module docstring."""
+    if proof.infeasible:
+        if objective is not None:
+            raise ContradictionError(
+                instance, route, f"infeasibility proven, yet a verified solution of {objective}"
+            )
+        return Certificate(Status.INFEASIBLE, None, None, None)
+    bound = proof.bound
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    if bound is not None:
+        bound = lattice_bound(bound, proof.unit)
+    if objective is None:
+        status = Status.TIME_LIMIT if proof.hit_limit else Status.ERROR
+        return Certificate(status, None, bound, None)
+    if bound is not None and bound - objective > EPSILON:
+        raise ContradictionError(
+            instance, route, f"proven bound {bound!r} exceeds verified objective {objective!r}"
+        )
+    if bound is not None and objective - bound <= EPSILON:
+        status = Status.OPTIMAL
+    elif proof.hit_limit:
+        status = Status.TIME_LIMIT
+    else:
+        status = Status.FEASIBLE
+    return Certificate(status, objective, bound, relative_gap(objective, bound))
+
+
+def solver_status(
+    objective: float | None,
+    bound: float | None,
+    *,
+    sense: str = "min",
+    claimed_optimal: bool = False,
+    infeasible: bool = False,
+    hit_limit: bool = False,
+) -> Status:
+    """The status of a backend's raw numbers (no verified solution yet, so no contradiction
+    can be proven here; routes certify verified objectives with :func:`certify`)."""
+    if infeasible:
+        return Status.INFEASIBLE
+    if objective is None:
+        return Status.TIME_LIMIT if hit_limit else Status.ERROR
+    if bound is not None and math.isfinite(bound):
+        diff = objective - bound if sense == "min" else bound - objective
+        if -EPSILON <= diff <= EPSILON:
+            return Status.OPTIMAL
+    return Status.TIME_LIMIT if hit_limit else Status.FEASIBLE
+
+
+__all__ = [
+    "EPSILON",
+    "solver_status",
+    "Certificate",
+    "ContradictionError",
+    "Proof",
+    "certify",
+    "lattice_bound",
+]
