@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import dlsched.bounds
 from dlsched.bounds import GUARANTEES, compare, register_guarantee, sweep
+from dlsched.cli import main
+from dlsched.errors import DlschedError
 from dlsched.instances import from_dict, load
+from dlsched.models import MethodOptions
 from dlsched.models.placement import generate
 from dlsched.models.placement.guarantees import empirical_claims
+from dlsched.solvers.base import SolveOptions
 
 
 def test_compare_ratios_against_the_certified_optimum() -> None:
@@ -52,6 +59,105 @@ def test_sweep_resumes_and_saves_counterexamples(tmp_path: Path) -> None:
     payload = json.loads(files[0].read_text())
     assert from_dict(payload["instance"]).family == "placement"
     assert payload["record"]["holds"] is False
+
+
+def _count_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record the method name of every run the sweep makes."""
+    calls: list[str] = []
+    real = dlsched.bounds.run_method
+
+    def counting(instance: Any, method: str, options: MethodOptions | None = None) -> Any:
+        calls.append(method)
+        return real(instance, method, options)
+
+    monkeypatch.setattr(dlsched.bounds, "run_method", counting)
+    return calls
+
+
+def test_sweep_rerun_with_an_added_method_runs_only_that_method(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    instances = [generate(2, 4, seed) for seed in range(2)]
+    log = tmp_path / "sweep.jsonl"
+    sweep(instances, ["optimus"], log)
+    before = log.read_text().splitlines()
+    calls = _count_runs(monkeypatch)
+    new = sweep(instances, ["optimus", "has"], log)
+    assert [r.method for r in new] == ["has", "has"]
+    assert sorted(calls) == ["exact", "exact", "has", "has"]  # the reference once per instance
+    lines = log.read_text().splitlines()
+    assert lines[:4] == before and len(lines) == 6
+    calls.clear()
+    assert sweep(instances, ["has", "optimus", "exact"], log) == [] and calls == []
+
+
+def test_sweep_reruns_under_other_options(tmp_path: Path) -> None:
+    instances = [generate(2, 4, 0)]
+    log = tmp_path / "sweep.jsonl"
+    assert len(sweep(instances, ["optimus"], log)) == 2
+    limited = MethodOptions(solve=SolveOptions(time_limit=30.0))
+    assert len(sweep(instances, ["optimus"], log, options=limited)) == 2
+    assert sweep(instances, ["optimus"], log, options=limited) == []
+    assert len(sweep(instances, ["optimus"], log, options=MethodOptions(SolveOptions(seed=1)))) == 2
+    assert len(log.read_text().splitlines()) == 6
+
+
+def test_sweep_records_keep_their_key_fields(tmp_path: Path) -> None:
+    log = tmp_path / "sweep.jsonl"
+    opts = MethodOptions(solve=SolveOptions(time_limit=30.0, seed=3))
+    rows = sweep([generate(2, 4, 0)], ["optimus"], log, options=opts)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["method"] for r in records] == ["exact", "optimus"]
+    for rec, row in zip(records, rows, strict=True):
+        assert rec["instance_hash"] == row.instance_hash
+        assert rec["reference_method"] == "exact"
+        assert rec["time_limit"] == 30.0 and rec["seed"] == 3
+
+
+def test_sweep_repairs_a_torn_last_line_and_keeps_complete_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    instances = [generate(2, 4, seed) for seed in range(2)]
+    log = tmp_path / "sweep.jsonl"
+    sweep(instances, ["optimus"], log)
+    full = log.read_bytes()
+    lines = full.decode().splitlines()
+    # killed halfway through writing the last record
+    log.write_bytes(full[: len(full) - len(lines[-1]) // 2])
+    new = sweep(instances, ["optimus"], log)
+    assert [(r.instance_hash, r.method) for r in new] == [
+        (json.loads(lines[-1])["instance_hash"], "optimus")
+    ]
+    repaired = log.read_text().splitlines()
+    assert repaired[:3] == lines[:3] and len(repaired) == 4
+    assert all(json.loads(line) for line in repaired)
+    assert capsys.readouterr().err.count("torn last line") == 1
+    log.write_bytes(log.read_bytes()[:-1])  # only the newline lost: the record is whole
+    assert sweep(instances, ["optimus"], log) == []
+    assert log.read_text().splitlines() == repaired
+
+
+def test_sweep_names_a_corrupt_line(tmp_path: Path) -> None:
+    log = tmp_path / "sweep.jsonl"
+    log.write_text("not json\n")
+    with pytest.raises(DlschedError, match="sweep.jsonl:1: not a sweep record"):
+        sweep([generate(2, 4, 0)], ["optimus"], log)
+
+
+def test_second_sweep_on_a_locked_file_fails_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "sweep.jsonl"
+    argv = ["sweep", "placement", "--count", "1", "--jobs", "2", "--workers", "4"]
+    with log.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another sweep is running
+        with pytest.raises(DlschedError, match=r"sweep\.jsonl is in use by another sweep"):
+            sweep([generate(2, 4, 0)], ["optimus"], log)
+        assert main([*argv, "--methods", "optimus", "-o", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"dlsched: error: {log} is in use by another sweep\n"
+    assert log.read_text() == ""
+    assert len(sweep([generate(2, 4, 0)], ["optimus"], log)) == 2  # released: runs now
 
 
 def test_empirical_claims_record() -> None:

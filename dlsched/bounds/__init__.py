@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from dlsched import families
+from dlsched.errors import DlschedError
 from dlsched.families import Guarantee
 from dlsched.instances import instance_hash, to_dict, write_text_atomic
 from dlsched.models import MethodOptions, run_method
@@ -167,6 +171,13 @@ def format_table(rows: Iterable[Comparison], columns: Sequence[str] = TABLE_COLU
         return str(to_frame(rows)[list(columns)].to_string(index=False))
 
 
+#: The fields of a sweep record that key it: a rerun skips a (instance, method) pair whose key is
+#: already in the file, and runs every other pair.
+_SWEEP_KEY = ("instance_hash", "method", "reference_method", "time_limit", "seed")
+
+_Key = tuple[Any, ...]
+
+
 def sweep(
     instances: Iterable[Any],
     methods: Sequence[str],
@@ -175,30 +186,134 @@ def sweep(
     options: MethodOptions | None = None,
     counterexamples: str | Path | None = None,
 ) -> list[Comparison]:
-    """Compare over many instances, appending JSON lines to ``path``; instances already in the
-    file (same content hash) are skipped, so a rerun resumes. Any record whose guarantee fails
-    is also saved as a counterexample (instance + record) under ``counterexamples``."""
+    """Compare over many instances, appending one JSON line per record to ``path`` as it
+    finishes. Each line carries its key (instance hash, method, reference method, time limit,
+    seed), so a rerun resumes: it runs only the (instance, method) pairs missing
+    under the same options, and the reference again only when some method is missing (its own
+    record is written once per instance and key). The file is locked for the whole sweep (a
+    second sweep on it fails at once) and a torn last line left by a killed sweep is repaired.
+    Any record whose guarantee fails is also saved as a counterexample (instance + record)
+    under ``counterexamples``. Returns the new records only."""
     path = Path(path)
-    done: set[str] = set()
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                done.add(json.loads(line)["instance_hash"])
+    options = options or MethodOptions()
+    extra = {"time_limit": options.solve.time_limit, "seed": options.solve.seed}
     out: list[Comparison] = []
-    for inst in instances:
-        h = instance_hash(inst)
-        if h in done:
-            continue
-        rows = compare(inst, methods, reference, options)
-        with path.open("a", encoding="utf-8") as fh:
-            for r in rows:
-                fh.write(json.dumps(r.to_json()) + "\n")
-        for r in rows:
-            if r.holds is False and counterexamples is not None:
-                save_counterexample(inst, r.to_json(), counterexamples)
-        out.extend(rows)
-        done.add(h)
+    with _locked_log(path) as fd:
+        done = _done_keys(path, fd)
+        for inst in instances:
+            for r in _pending(inst, methods, reference, options, done):
+                record = {**r.to_json(), **extra}
+                _append_line(fd, json.dumps(record) + "\n")
+                done.add(_record_key(record))
+                if r.holds is False and counterexamples is not None:
+                    save_counterexample(inst, record, counterexamples)
+                out.append(r)
     return out
+
+
+def _pending(
+    instance: Any,
+    methods: Sequence[str],
+    reference: str,
+    options: MethodOptions,
+    done: set[_Key],
+) -> Iterator[Comparison]:
+    """The records of ``instance`` missing from ``done``, each yielded as soon as it is run."""
+    h = instance_hash(instance)
+    solve = options.solve
+
+    def key(method: str) -> _Key:
+        return (h, method, reference, solve.time_limit, solve.seed)
+
+    todo = [m for m in dict.fromkeys(methods) if m != reference and key(m) not in done]
+    if not todo and key(reference) in done:
+        return
+    ref = run_method(instance, reference, MethodOptions(solve=solve))
+    if key(reference) not in done:
+        yield comparison(instance, ref, ref)
+    for m in todo:
+        yield comparison(instance, run_method(instance, m, options), ref)
+
+
+def _record_key(record: dict[str, Any]) -> _Key:
+    # A record written before keys existed has no "seed" (None never equals a seed): rerun.
+    return tuple(record.get(f) for f in _SWEEP_KEY)
+
+
+@contextmanager
+def _locked_log(path: Path) -> Iterator[int]:
+    """An append descriptor on ``path`` (created if missing), exclusively locked until exit."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError as e:
+        raise DlschedError(f"{path}: cannot open the sweep file: {e.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DlschedError(f"{path} is in use by another sweep") from None
+        yield fd
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _done_keys(path: Path, fd: int) -> set[_Key]:
+    """The keys of the complete records in ``path``, after repairing a torn last line."""
+    lines = _repair_tail(path, fd).split(b"\n")
+    done: set[_Key] = set()
+    for n, line in enumerate(lines, 1):
+        if line.strip():
+            done.add(_record_key(_parse_record(path, n, line)))
+    return done
+
+
+def _parse_record(path: Path, lineno: int, line: bytes) -> dict[str, Any]:
+    record = _as_record(line)
+    if record is None:
+        raise DlschedError(f"{path}:{lineno}: not a sweep record; fix or remove this line")
+    return record
+
+
+def _as_record(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    ok = isinstance(record, dict) and "instance_hash" in record and "method" in record
+    return record if ok else None
+
+
+def _repair_tail(path: Path, fd: int) -> bytes:
+    """The file's complete lines. A last line without its newline (a sweep killed mid-write)
+    is completed when it holds a whole record and cut off otherwise; stderr says which once."""
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return data
+    cut = data.rfind(b"\n") + 1
+    tail = data[cut:]
+    if _as_record(tail) is not None:
+        _append_line(fd, "\n")
+        print(f"dlsched: {path}: completed a last line that lacked its newline", file=sys.stderr)
+        return data + b"\n"
+    os.ftruncate(fd, cut)
+    os.fsync(fd)
+    print(
+        f"dlsched: {path}: dropped a torn last line ({len(tail)} bytes) left by an interrupted "
+        "sweep",
+        file=sys.stderr,
+    )
+    return data[:cut]
+
+
+def _append_line(fd: int, line: str) -> None:
+    """Append a complete line in one write() (looping only on a short write), then fsync, so a
+    kill at any moment loses at most this line."""
+    data = line.encode("utf-8")
+    while data:
+        data = data[os.write(fd, data) :]
+    os.fsync(fd)
 
 
 def save_counterexample(instance: Any, record: dict[str, Any], directory: str | Path) -> Path:
