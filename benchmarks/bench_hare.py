@@ -329,8 +329,8 @@ def main() -> None:
         lines.append(f"| {jobs} | {gpus} | {p.num_tasks} | {time.perf_counter() - t0:.3f} |")
         print(lines[-1], flush=True)
     # 5. the time-indexed LP bound against its grid
-    from dlsched.models.hare.cpsat import scale_data, scaled_objective
     from dlsched.models.hare.lowerbound import time_indexed_bound
+    from dlsched.models.hare.scaling import scale_data, scaled_objective
 
     lines += [
         f"\n## 5. Time-indexed LP lower bound against its grid ({big.name})\n",

@@ -340,8 +340,9 @@ def test_pooled_identical_gpus_match_one_no_overlap_per_gpu(inst):
 )
 @given(tiny_instances(max_tasks=5, max_gpus=3), st.integers(1, 7))
 def test_time_indexed_bound_below_brute_force_optimum(inst, grid):
-    from dlsched.models.hare.cpsat import best_hint, scale_data, scaled_objective
+    from dlsched.models.hare.cpsat import best_hint
     from dlsched.models.hare.lowerbound import time_indexed_bound
+    from dlsched.models.hare.scaling import scale_data, scaled_objective
 
     bf = brute_force(inst)
     d = scale_data(inst)
@@ -360,8 +361,8 @@ def test_time_indexed_bound_below_brute_force_optimum(inst, grid):
 def test_strong_time_indexed_bound_cuts_the_mean_barrier():
     # one GPU, two tasks of length 1 in the first round, then one task: the second round
     # starts at 2 (after the later task); the mean barrier lets it start at 1.5
-    from dlsched.models.hare.cpsat import scale_data
     from dlsched.models.hare.lowerbound import time_indexed_bound
+    from dlsched.models.hare.scaling import scale_data
 
     inst = HareInstance("h", ("g",), (HareJob("j", 0.0, 1.0, 2, 2, (1.0,), (0.0,)),))
     d = scale_data(inst)
@@ -373,9 +374,10 @@ def test_strong_time_indexed_bound_cuts_the_mean_barrier():
 
 
 def test_time_indexed_bound_on_the_bundled_instance():
-    from dlsched.models.hare.cpsat import best_hint, scale_data, scaled_objective
+    from dlsched.models.hare.cpsat import best_hint
     from dlsched.models.hare.lowerbound import time_indexed_bound
     from dlsched.models.hare.relaxation import combinatorial_bound
+    from dlsched.models.hare.scaling import scale_data, scaled_objective
 
     inst = load("hare/hetero-4gpu-6jobs")  # optimum 99.9 (proven by CP-SAT)
     d = scale_data(inst)

@@ -1,5 +1,5 @@
-"""Shared helpers of the hare methods: integer scaling of the data, the typed result of an
-exact route, and a repair of solver round-off in continuous schedules."""
+"""Shared helpers of the hare methods: the typed result of an exact route, and a repair of
+solver round-off in continuous schedules."""
 
 from __future__ import annotations
 
@@ -9,27 +9,6 @@ from typing import Any
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.certify import Certificate, Proof, certify
-
-#: Largest power of ten tried to make the times (or the weights) integral.
-MAX_TIME_SCALE = 10**6
-
-
-def power_of_ten_scale(values: list[float], cap: int = MAX_TIME_SCALE) -> tuple[int, bool]:
-    """Smallest power of ten s <= cap with s * v integral for all v; (cap, False) if none."""
-    s = 1
-    while s <= cap:
-        if all(abs(v * s - round(v * s)) <= 1e-9 * max(1.0, abs(v * s)) for v in values):
-            return s, True
-        s *= 10
-    return cap, False
-
-
-def time_values(instance: HareInstance) -> list[float]:
-    out = [j.arrival for j in instance.jobs]
-    for j in instance.jobs:
-        out.extend(j.train_time)
-        out.extend(j.sync_time)
-    return out
 
 
 @dataclass(frozen=True)
@@ -45,14 +24,6 @@ class RouteResult:
     def certified(self, name: str = "?", route: str = "?") -> Certificate:
         """Status, bound and gap of the route's own numbers (before the checker)."""
         return certify(self.objective, self.proof, instance=name, route=route)
-
-
-def objective_unit(time_scale: int, weight_scale: int, exact: bool) -> float | None:
-    """The lattice of the optimum: with times and weights integral after exact scaling, some
-    optimal (left-justified) schedule has every completion time a sum of data, so the optimum
-    is an integer multiple of ``1 / (time_scale * weight_scale)``. None if the scaling was not
-    exact."""
-    return 1.0 / (time_scale * weight_scale) if exact else None
 
 
 def push_to_feasible(instance: HareInstance, schedule: TaskSchedule) -> tuple[TaskSchedule, float]:

@@ -38,44 +38,13 @@ from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import ContradictionError, Proof
 
-from .common import MAX_TIME_SCALE, RouteResult, objective_unit, power_of_ten_scale, time_values
+from .common import RouteResult
+from .scaling import ScaledData, objective_unit, scale_data, scaled_objective
 
 # the job-subset bound is tried above this many tasks: below it one segment (max_tasks = 30 in
 # decompose.subset_bound) would be the whole instance, and its 0.3 share of the time limit
 # delayed the proof on hetero-4gpu-6jobs (17 tasks) past 60 s
 SUBSET_MIN_TASKS = 30
-
-
-@dataclass(frozen=True)
-class ScaledData:
-    """Integer data for CP-SAT: ``time_scale`` * time, ``weight_scale`` * weight."""
-
-    time_scale: int
-    weight_scale: int
-    exact: bool
-    tc: tuple[tuple[int, ...], ...]
-    ts: tuple[tuple[int, ...], ...]
-    arrival: tuple[int, ...]
-    weight: tuple[int, ...]
-    horizon: int
-
-
-def scale_data(instance: HareInstance) -> ScaledData:
-    s, exact_t = power_of_ten_scale(time_values(instance))
-    w, exact_w = power_of_ten_scale([j.weight for j in instance.jobs])
-
-    def up(v: float) -> int:
-        return int(round(v * s)) if exact_t else math.ceil(v * s - 1e-9)
-
-    tc = tuple(tuple(up(v) for v in j.train_time) for j in instance.jobs)
-    ts = tuple(tuple(up(v) for v in j.sync_time) for j in instance.jobs)
-    arrival = tuple(up(j.arrival) for j in instance.jobs)
-    weight = tuple(max(1, int(round(j.weight * w))) for j in instance.jobs)
-    work = sum(
-        max(a + b for a, b in zip(tc[n], ts[n], strict=True)) * j.rounds * j.tasks_per_round
-        for n, j in enumerate(instance.jobs)
-    )
-    return ScaledData(s, w, exact_t and exact_w, tc, ts, arrival, weight, max(arrival) + work)
 
 
 @dataclass
@@ -363,17 +332,6 @@ def add_hint(built: CpsatHare, instance: HareInstance, schedule: TaskSchedule) -
             built.model.add_hint(built.present[(e.task, m)], int(m == on))
 
 
-def scaled_objective(built_data: ScaledData, instance: HareInstance, schedule: TaskSchedule) -> int:
-    """The schedule's objective in the model's integer units (exact data only)."""
-    from dlsched.models.hare.check import check_schedule
-
-    ev = check_schedule(instance, schedule)
-    return sum(
-        w * int(round(c * built_data.time_scale))
-        for w, c in zip(built_data.weight, ev.completion, strict=True)
-    )
-
-
 def solve_cpsat_native(
     instance: HareInstance,
     options: SolveOptions,
@@ -534,4 +492,4 @@ def solve_cpsat_native(
     return RouteResult(schedule, solver.objective_value / unit, proof, info)
 
 
-__all__ = ["MAX_TIME_SCALE", "CpsatHare", "ScaledData", "build_cpsat", "scale_data"]
+__all__ = ["CpsatHare", "build_cpsat", "solve_cpsat_native"]

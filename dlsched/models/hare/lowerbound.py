@@ -131,7 +131,7 @@ def time_indexed_bound(
     """The LP bound of the module docstring (None if the data are not exactly scaled, the LP
     did not solve to optimality, or HiGHS is missing). ``upper``: a known objective in the
     scaled integer units of ``data`` (time_scale * weight_scale)."""
-    from .cpsat import scale_data
+    from .scaling import scale_data
 
     d = data or scale_data(instance)
     if not d.exact:

@@ -22,8 +22,8 @@ from dlsched.solvers import Status, solve
 from dlsched.solvers.certify import Proof
 
 from .baselines import BASELINES
-from .common import RouteResult, objective_unit, push_to_feasible
-from .cpsat import best_hint, scale_data, solve_cpsat_native
+from .common import RouteResult, push_to_feasible
+from .cpsat import best_hint, solve_cpsat_native
 from .model import build_exact_gdp, to_milp
 from .relaxation import (
     RelaxedSolution,
@@ -32,6 +32,7 @@ from .relaxation import (
     solve_strong_relaxation,
 )
 from .rounding import GPU_RULES, H_RULES, algorithm1, list_schedule, priority_order
+from .scaling import objective_unit, scale_data
 
 
 def greedy_schedule(instance: HareInstance) -> Any:

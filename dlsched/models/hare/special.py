@@ -45,8 +45,8 @@ from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import Proof
 
-from .common import RouteResult, objective_unit
-from .cpsat import scale_data
+from .common import RouteResult
+from .scaling import objective_unit, scale_data
 
 #: Largest number of time-indexed columns built before falling back to the pairs model.
 MAX_TIME_INDEXED_COLUMNS = 400_000

@@ -1,0 +1,87 @@
+"""Integer data for the exact hare routes: the one place where times and weights are scaled.
+
+CP-SAT and the time-indexed models need integers. Times (arrivals, T^c, T^s) are multiplied by
+the smallest power of ten that makes them all integral, weights likewise; when no power up to
+:data:`MAX_TIME_SCALE` does, times are rounded *up* (``exact`` False): the model is then a
+restriction, whose schedules are feasible but whose bounds bound nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.solution import TaskSchedule
+
+#: Largest power of ten tried to make the times (or the weights) integral.
+MAX_TIME_SCALE = 10**6
+
+
+def power_of_ten_scale(values: list[float], cap: int = MAX_TIME_SCALE) -> tuple[int, bool]:
+    """Smallest power of ten s <= cap with s * v integral for all v; (cap, False) if none."""
+    s = 1
+    while s <= cap:
+        if all(abs(v * s - round(v * s)) <= 1e-9 * max(1.0, abs(v * s)) for v in values):
+            return s, True
+        s *= 10
+    return cap, False
+
+
+def time_values(instance: HareInstance) -> list[float]:
+    out = [j.arrival for j in instance.jobs]
+    for j in instance.jobs:
+        out.extend(j.train_time)
+        out.extend(j.sync_time)
+    return out
+
+
+@dataclass(frozen=True)
+class ScaledData:
+    """Integer data for CP-SAT: ``time_scale`` * time, ``weight_scale`` * weight."""
+
+    time_scale: int
+    weight_scale: int
+    exact: bool
+    tc: tuple[tuple[int, ...], ...]
+    ts: tuple[tuple[int, ...], ...]
+    arrival: tuple[int, ...]
+    weight: tuple[int, ...]
+    horizon: int
+
+
+def scale_data(instance: HareInstance) -> ScaledData:
+    s, exact_t = power_of_ten_scale(time_values(instance))
+    w, exact_w = power_of_ten_scale([j.weight for j in instance.jobs])
+
+    def up(v: float) -> int:
+        return int(round(v * s)) if exact_t else math.ceil(v * s - 1e-9)
+
+    tc = tuple(tuple(up(v) for v in j.train_time) for j in instance.jobs)
+    ts = tuple(tuple(up(v) for v in j.sync_time) for j in instance.jobs)
+    arrival = tuple(up(j.arrival) for j in instance.jobs)
+    weight = tuple(max(1, int(round(j.weight * w))) for j in instance.jobs)
+    work = sum(
+        max(a + b for a, b in zip(tc[n], ts[n], strict=True)) * j.rounds * j.tasks_per_round
+        for n, j in enumerate(instance.jobs)
+    )
+    return ScaledData(s, w, exact_t and exact_w, tc, ts, arrival, weight, max(arrival) + work)
+
+
+def scaled_objective(built_data: ScaledData, instance: HareInstance, schedule: TaskSchedule) -> int:
+    """The schedule's objective in the model's integer units (exact data only)."""
+    from dlsched.models.hare.check import check_schedule  # the checker imports nothing of ours
+
+    ev = check_schedule(instance, schedule)
+    return sum(
+        w * int(round(c * built_data.time_scale))
+        for w, c in zip(built_data.weight, ev.completion, strict=True)
+    )
+
+
+def objective_unit(time_scale: int, weight_scale: int, exact: bool) -> float | None:
+    """The lattice of the optimum: with times and weights integral after exact scaling, some
+    optimal (left-justified) schedule has every completion time a sum of data, so the optimum
+    is an integer multiple of ``1 / (time_scale * weight_scale)``. None if the scaling was not
+    exact."""
+    return 1.0 / (time_scale * weight_scale) if exact else None
