@@ -21,8 +21,11 @@ test: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py
 
+LINTED := dlsched tests benchmarks notebooks
+
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check dlsched tests benchmarks
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 	$(VENV)/bin/mypy dlsched
 
 clean:

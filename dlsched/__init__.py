@@ -1,12 +1,14 @@
 """dlsched: exact and relaxed optimization models for deep-learning cluster scheduling.
 
-Every paper problem is a declarative Pyomo model solved exactly (HiGHS, SCIP, CP-SAT);
-heuristics from the papers are rounding layers; every reported placement or schedule is
-re-verified by :mod:`dlsched.check` from the raw instance.
+Every paper problem is a family (:mod:`dlsched.families`) with a declarative Pyomo model solved
+exactly (HiGHS, SCIP, CP-SAT); heuristics from the papers are rounding layers; every reported
+placement or schedule is re-verified by its family's checker from the raw instance
+(:func:`dlsched.result.verified_outcome`). docs/architecture.md describes the layout.
 """
 
 from dlsched.errors import DlschedError, InfeasibleSolutionError, InstanceError, OptionError
 
+#: The one version of the package (pyproject.toml reads it from here).
 __version__ = "0.1.0"
 
 __all__ = [
