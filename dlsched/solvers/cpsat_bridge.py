@@ -14,9 +14,10 @@ import math
 import time
 from typing import Any
 
-from dlsched.errors import DlschedError, InternalError
+from dlsched.errors import DlschedError
 from dlsched.solvers.base import SolveOptions, SolveResult
 from dlsched.solvers.certify import solver_status
+from dlsched.solvers.cpsat import run_cpsat
 
 MAX_SCALE = 10**9
 
@@ -109,39 +110,21 @@ def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
 def solve_cpsat(model: Any, options: SolveOptions | None = None) -> SolveResult:
     from importlib.metadata import version
 
-    from ortools.sat.python import cp_model
-
     options = options or SolveOptions()
     t0 = time.perf_counter()
     cp, names, oscale, offset, sense = _to_cpsat(model)
-    solver = cp_model.CpSolver()
-    solver.parameters.random_seed = options.seed
-    solver.parameters.num_workers = max(1, options.threads)
-    solver.parameters.relative_gap_limit = options.mip_gap
-    remaining = options.remaining(time.perf_counter() - t0)
-    if remaining is not None:
-        solver.parameters.max_time_in_seconds = remaining
-    for key, val in options.extra.items():
-        setattr(solver.parameters, key, val)
-    code = solver.solve(cp)
+    run = run_cpsat(cp, options, deadline=t0 + options.time_limit if options.time_limit else None)
     wall = time.perf_counter() - t0
-    has_sol = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-    obj = solver.objective_value / oscale + offset if has_sol else None
-    bound = (
-        solver.best_objective_bound / oscale + offset
-        if has_sol or code == cp_model.UNKNOWN
-        else None
-    )
-    values = {n: float(solver.value(v)) for n, v in names.items()} if has_sol else {}
-    if code == cp_model.MODEL_INVALID:
-        raise InternalError(f"CP-SAT rejected the translated model: {cp.validate()}")
+    obj = run.objective / oscale + offset if run.objective is not None else None
+    bound = run.bound / oscale + offset if run.bound is not None else None
+    values = {n: float(run.value(v)) for n, v in names.items()} if run.has_solution else {}
     status = solver_status(
         obj,
         bound,
         sense=sense,
-        claimed_optimal=code == cp_model.OPTIMAL,
-        infeasible=code == cp_model.INFEASIBLE,
-        hit_limit=options.time_limit is not None and wall >= 0.95 * options.time_limit,
+        claimed_optimal=run.proven_optimal,
+        infeasible=run.infeasible,
+        hit_limit=run.hit_limit,
     )
     return SolveResult(
         status,
@@ -152,6 +135,6 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None) -> SolveResult:
         version("ortools"),
         sense,
         values,
-        message=solver.status_name(code),
+        message=run.status_name,
         info={"objective_scale": oscale},
     )

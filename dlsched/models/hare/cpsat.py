@@ -32,19 +32,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dlsched.errors import InternalError
 from dlsched.models.hare.instance import HareInstance, Task
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import ContradictionError, Proof
+from dlsched.solvers.cpsat import run_cpsat
 
 from .common import RouteResult
+from .relaxation import combinatorial_bound
 from .scaling import ScaledData, objective_unit, scale_data, scaled_objective
 
 # the job-subset bound is tried above this many tasks: below it one segment (max_tasks = 30 in
 # decompose.subset_bound) would be the whole instance, and its 0.3 share of the time limit
 # delayed the proof on hetero-4gpu-6jobs (17 tasks) past 60 s
 SUBSET_MIN_TASKS = 30
+#: Seconds of budget below which the time-indexed LP bound is not attempted (see solve).
+LP_MIN_BUDGET = 1.0
 
 
 @dataclass
@@ -213,6 +216,15 @@ def build_cpsat(
     return CpsatHare(cp, d, start, present, completion, classes, pools, slots)
 
 
+def _near(deadline: float | None, limit: float | None) -> bool:
+    """The route used at least 95 % of its time limit."""
+    return (
+        deadline is not None
+        and limit is not None
+        and time.perf_counter() >= deadline - 0.05 * limit
+    )
+
+
 def _scaled_bound(value: float, unit: int) -> int:
     """A proven bound in the original units as a bound in integer objective units (the value
     times ``unit`` is an integer up to round-off when it comes from a CP-SAT run or a rounded-up
@@ -369,8 +381,6 @@ def solve_cpsat_native(
     :func:`decompose.subset_bound` (``block_tasks``, ``max_tasks``), and ``min_tasks`` to
     replace ``SUBSET_MIN_TASKS``.
     """
-    from ortools.sat.python import cp_model
-
     t0 = time.perf_counter()
     d = scale_data(instance)
     unit = d.time_scale * d.weight_scale
@@ -410,10 +420,12 @@ def solve_cpsat_native(
         proof = Proof(bound=sub_lower / unit, unit=lattice)
         return RouteResult(hint, upper / unit, proof, {**info, "returned": "hint"})
     lb = None
-    if lp_bound and d.exact:
+    budget = 30.0 if options.time_limit is None else min(30.0, 0.2 * options.time_limit)
+    # the LP is built in Python before its solver's limit starts; with less than
+    # LP_MIN_BUDGET seconds it would overrun the route's limit, so it is skipped
+    if lp_bound and d.exact and budget >= LP_MIN_BUDGET:
         from .lowerbound import time_indexed_bound
 
-        budget = 30.0 if options.time_limit is None else min(30.0, 0.2 * options.time_limit)
         kw: dict[str, Any] = {"time_limit": budget, "threads": max(1, options.threads)}
         kw.update(lp_options or {})
         lb = time_indexed_bound(instance, d, upper, **kw)
@@ -438,47 +450,41 @@ def solve_cpsat_native(
     )
     if hint is not None:
         add_hint(built, instance, hint)
-    solver = cp_model.CpSolver()
-    p = solver.parameters
-    p.random_seed = options.seed
-    p.num_workers = max(1, options.threads)
-    p.relative_gap_limit = 0.0
-    if redundant:
-        p.linearization_level = 2
-    if options.time_limit is not None:
-        p.max_time_in_seconds = max(options.time_limit - (time.perf_counter() - t0), 0.01)
-    for key, val in options.extra.items():
-        setattr(p, key, val)
-    code = solver.solve(built.model)
-    wall = time.perf_counter() - t0
-    has_sol = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    deadline = None if options.time_limit is None else t0 + options.time_limit
+    run = run_cpsat(
+        built.model,
+        options,
+        deadline=deadline,
+        label=f"exact-cpsat on {instance.name}",
+        params={"linearization_level": 2} if redundant else None,
+    )
     info = {
         **info,
-        "cpsat_status": solver.status_name(code),
-        "solver_wall_time": wall,
-        "num_workers": p.num_workers,
+        "cpsat_status": run.status_name,
+        "solver_wall_time": time.perf_counter() - t0,
+        "num_workers": run.workers,
         "upper_from_hint": None if upper is None else upper / unit,
         "symmetry_classes": [c for c in built.gpu_classes if len(c) > 1],
         "lp_bound": None if lb is None else lb.bound,
         "lp_bound_grid": None if lb is None else lb.grid / d.time_scale,
         "lp_bound_seconds": None if lb is None else lb.seconds,
     }
-    if code == cp_model.MODEL_INVALID:
-        raise InternalError(f"CP-SAT rejected the hare model of {instance.name}")
-    if code == cp_model.INFEASIBLE and hint is None:
+    if run.infeasible and hint is None:
         raise ContradictionError(instance.name, "exact-cpsat", "every hare instance is feasible")
-    cp_bound = solver.best_objective_bound if code != cp_model.INFEASIBLE else None
-    if cp_bound is not None and lower is not None:
-        cp_bound = max(cp_bound, lower)
-    bound = None if cp_bound is None else cp_bound / unit
+    cp_bound = run.bound
+    if cp_bound is not None:
+        cp_bound = max(
+            cp_bound, lower or 0, _scaled_bound(combinatorial_bound(instance)["bound"], unit)
+        )
     proof = Proof(
-        bound=bound if d.exact else None,  # a bound on rounded-up data bounds nothing
-        claimed_optimal=code == cp_model.OPTIMAL,
-        infeasible=code == cp_model.INFEASIBLE,
-        hit_limit=options.time_limit is not None and wall >= 0.95 * options.time_limit,
+        # a bound on rounded-up data bounds nothing
+        bound=cp_bound / unit if cp_bound is not None and d.exact else None,
+        claimed_optimal=run.proven_optimal,
+        infeasible=run.infeasible,
+        hit_limit=run.hit_limit or _near(deadline, options.time_limit),
         unit=lattice,
     )
-    if not has_sol:
+    if not run.has_solution:
         # nothing at least as good as the hint (objective <= upper) was found; INFEASIBLE
         # with the hint in hand is a contradiction that certify() turns into an error
         return RouteResult(
@@ -486,10 +492,11 @@ def solve_cpsat_native(
         )
     items = []
     for i in instance.tasks:
-        g = built.placed_on(i, solver.value)
-        items.append((i, g, solver.value(built.start[i]) / d.time_scale))
+        g = built.placed_on(i, run.value)
+        items.append((i, g, run.value(built.start[i]) / d.time_scale))
     schedule = TaskSchedule.from_items(colour_pools(instance, items, built.pools))
-    return RouteResult(schedule, solver.objective_value / unit, proof, info)
+    assert run.objective is not None
+    return RouteResult(schedule, run.objective / unit, proof, info)
 
 
 __all__ = ["CpsatHare", "build_cpsat", "solve_cpsat_native"]

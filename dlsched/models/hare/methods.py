@@ -9,6 +9,7 @@ optimality, its dual bound otherwise); ``details`` carry the rest.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,9 @@ from dlsched.models import Method, MethodOptions
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.result import Outcome, verified_outcome
-from dlsched.solvers import Status, solve
+from dlsched.solvers import SolveOptions, SolveResult, Status, solve
 from dlsched.solvers.certify import Proof
+from dlsched.solvers.deadline import call_with_deadline
 
 from .baselines import BASELINES
 from .common import RouteResult, push_to_feasible
@@ -78,30 +80,65 @@ def _route_outcome(
     )
 
 
+#: Seconds a child process may overrun its time limit (a solver's own stop) before it is
+#: killed; see :mod:`dlsched.solvers.deadline`.
+GRACE = 1.0
+
+
+def _within_limit(fn: Any, *args: Any, options: SolveOptions, t0: float) -> Any:
+    """``fn(*args)`` run under the time limit left since ``t0``, model building included;
+    None if it was killed at the limit."""
+    limit = options.time_limit
+    seconds = None if limit is None else max(limit - (time.perf_counter() - t0), 0.0) + GRACE
+    return call_with_deadline(fn, *args, seconds=seconds)
+
+
+def _milp_schedule(
+    instance: HareInstance, transform: str, options: SolveOptions, t0: float
+) -> tuple[SolveResult, TaskSchedule | None, float]:
+    """Build the pyomo.gdp model, solve it with HiGHS in the time left, decode the incumbent."""
+    model = to_milp(build_exact_gdp(instance), transform)
+    res = solve(
+        model, "highs", options.with_(time_limit=options.remaining(time.perf_counter() - t0))
+    )
+    if not res.has_solution:
+        return replace(res, values={}), None, 0.0
+    items = []
+    for i in instance.tasks:
+        vals = [res.value(model.y[(*i, m)]) for m in range(instance.num_gpus)]
+        g = max(range(instance.num_gpus), key=vals.__getitem__)
+        items.append((i, g, res.value(model.x[i])))
+    sched, shift = push_to_feasible(instance, TaskSchedule.from_items(items))
+    return replace(res, values={}), sched, shift
+
+
 def run_exact_milp(
     instance: HareInstance, options: MethodOptions, name: str = "exact-milp"
 ) -> Outcome:
     """The pyomo.gdp model on HiGHS. Its completion variables are epigraphs, tight only at an
     optimum: a time-limited incumbent's own objective bounds the decoded schedule's from above,
-    and the checker's value is the one reported."""
+    and the checker's value is the one reported. Building the model counts against the time
+    limit; if the limit passes first, the greedy schedule and the combinatorial bound are
+    returned with status time_limit."""
     t0 = time.perf_counter()
     transform = options.param("transformation", "bigm")
     if transform not in ("bigm", "hull"):
         raise OptionError("transformation", transform, "expected bigm or hull")
-    model = to_milp(build_exact_gdp(instance), transform)
-    res = solve(
-        model,
-        "highs",
-        options.solve.with_(time_limit=options.solve.remaining(time.perf_counter() - t0)),
+    got = _within_limit(
+        _milp_schedule, instance, transform, options.solve, t0, options=options.solve, t0=t0
     )
-    sched, shift = None, 0.0
-    if res.has_solution:
-        items = []
-        for i in instance.tasks:
-            vals = [res.value(model.y[(*i, m)]) for m in range(instance.num_gpus)]
-            g = max(range(instance.num_gpus), key=vals.__getitem__)
-            items.append((i, g, res.value(model.x[i])))
-        sched, shift = push_to_feasible(instance, TaskSchedule.from_items(items))
+    details: dict[str, Any] = {"route": "milp", "transformation": transform}
+    if got is None:
+        bound = combinatorial_bound(instance)["bound"]
+        return verified_outcome(
+            instance,
+            name,
+            greedy_schedule(instance),
+            wall_time=time.perf_counter() - t0,
+            proof=Proof(bound=bound, hit_limit=True),
+            details={**details, "model_built": False, "returned": "greedy"},
+        )
+    res, sched, shift = got
     d = scale_data(instance)
     proof = Proof(
         bound=res.bound,
@@ -119,12 +156,7 @@ def run_exact_milp(
         solver=res,
         claimed=res.objective if sched is not None else None,
         claimed_is_upper=True,
-        details={
-            "route": "milp",
-            "transformation": transform,
-            "horizon": instance.horizon(),
-            "tolerance_shift": shift,
-        },
+        details={**details, "horizon": instance.horizon(), "tolerance_shift": shift},
     )
 
 
@@ -177,15 +209,39 @@ def run_relaxation(instance: HareInstance, options: MethodOptions) -> Outcome:
     backend = options.param("backend", "highs")
     if backend not in ("highs", "scip"):
         raise OptionError("backend", backend, "relaxation takes highs or scip")
-    rel = solve_relaxation(instance, options.solve, backend)
+    rel = _relaxation_within_limit(instance, options.solve, backend, t0)
     return _relaxation_outcome(instance, "relaxation", rel, time.perf_counter() - t0, {})
+
+
+def _relaxation_within_limit(
+    instance: HareInstance, options: SolveOptions, backend: str, t0: float
+) -> RelaxedSolution:
+    """RL within the time limit, model building included; when the limit passes first, the
+    combinatorial bound (no solver) with status time_limit and no x^."""
+    rel = _within_limit(solve_relaxation, instance, options, backend, options=options, t0=t0)
+    return rel if rel is not None else _no_relaxation(instance)
+
+
+def _no_relaxation(instance: HareInstance) -> RelaxedSolution:
+    """What is left when RL was not solved in time: the combinatorial bound, and no x^."""
+    bound = combinatorial_bound(instance)["bound"]
+    info = {"model_built": False, "bound_from": "combinatorial (RL not solved in time)"}
+    return RelaxedSolution(Status.TIME_LIMIT, None, bound, {}, {}, None, info)
 
 
 def run_relaxation_strong(instance: HareInstance, options: MethodOptions) -> Outcome:
     t0 = time.perf_counter()
-    first, last, history = solve_strong_relaxation(
-        instance, options.solve, int(options.param("max_rounds", 50))
+    got = _within_limit(
+        solve_strong_relaxation,
+        instance,
+        options.solve,
+        int(options.param("max_rounds", 50)),
+        options=options.solve,
+        t0=t0,
     )
+    if got is None:
+        got = (_no_relaxation(instance), _no_relaxation(instance), [])
+    first, last, history = got
     base = first.bound
     gain = None if base is None or last.bound is None else last.bound - base
     return _relaxation_outcome(
@@ -213,15 +269,15 @@ def _hare(h: str, gpu_rule: str, name: str, relaxation: str = "rl") -> Any:
             raise OptionError("gpu_rule", rule, f"expected one of {', '.join(GPU_RULES)}")
         source = options.param("relaxation", relaxation)
         if source == "rl":
-            rel = solve_relaxation(instance, options.solve, options.param("backend", "highs"))
-            if not rel.x:
-                raise OptionError("relaxation", source, f"RL has no solution ({rel.status})")
+            backend = options.param("backend", "highs")
+            rel = _relaxation_within_limit(instance, options.solve, backend, t0)
             x_hat, y_hat, bound = rel.x, rel.y, rel.bound
             rl_info = {"relaxation_status": str(rel.status), "relaxation_value": rel.value}
         elif source == "strong":  # RL + Queyranne subset inequalities (variant hare-strong)
-            _, rel, hist = solve_strong_relaxation(instance, options.solve)
-            if not rel.x:
-                raise OptionError("relaxation", source, f"no solution ({rel.status})")
+            got = _within_limit(
+                solve_strong_relaxation, instance, options.solve, options=options.solve, t0=t0
+            )
+            _, rel, hist = got or (None, _no_relaxation(instance), [])
             x_hat, y_hat, bound = rel.x, rel.y, rel.bound
             rl_info = {
                 "relaxation_status": str(rel.status),
@@ -234,6 +290,12 @@ def _hare(h: str, gpu_rule: str, name: str, relaxation: str = "rl") -> Any:
             rl_info = {"relaxation_status": "combinatorial"}
         else:
             raise OptionError("relaxation", source, "expected rl, strong or chain")
+        if not x_hat:  # the relaxation ran out of time: Algorithm 1 on the chain start times
+            x_hat, y_hat = _chain_starts(instance)
+            rl_info["relaxation_fallback"] = (
+                f"no RL solution ({rl_info['relaxation_status']}): "
+                "x^ from each job's chain on its fastest GPU"
+            )
         rng = np.random.default_rng(options.solve.seed) if options.param("random_ties") else None
         t1 = time.perf_counter()
         sched = algorithm1(instance, x_hat, y_hat, h=hh, gpu_rule=rule, rng=rng)

@@ -56,9 +56,12 @@ def solve_relaxation(
     instance: HareInstance, options: SolveOptions, backend: str = "highs"
 ) -> RelaxedSolution:
     """RL exactly as printed: HiGHS on the exact linearization, or SCIP on the quadratic form."""
+    t0 = time.perf_counter()
     form = "quadratic" if backend == "scip" else "pairs"
     model = build_relaxation(instance, form)
-    res = solve(model, backend, options)
+    res = solve(
+        model, backend, options.with_(time_limit=options.remaining(time.perf_counter() - t0))
+    )
     x, y = _extract(model, res)
     bound = res.bound
     if res.status == Status.OPTIMAL and bound is None:

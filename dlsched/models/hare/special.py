@@ -44,6 +44,7 @@ from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import Proof
+from dlsched.solvers.cpsat import run_cpsat
 
 from .common import RouteResult
 from .scaling import objective_unit, scale_data
@@ -354,33 +355,25 @@ def solve_pairs_cpsat(
         for j in range(n):
             for m in range(M):
                 cp.add_hint(y[(j, m)], int(start[j] == m))
-    solver = cp_model.CpSolver()
-    prm = solver.parameters
-    prm.random_seed = options.seed
-    prm.num_workers = max(1, options.threads)
-    prm.relative_gap_limit = 0.0
-    prm.max_time_in_seconds = max(t_end - time.perf_counter(), 0.01)
-    for key, val in options.extra.items():
-        setattr(prm, key, val)
-    code = solver.solve(cp)
+    run = run_cpsat(cp, options, deadline=t_end, label=f"pairs model of {instance.name}")
     unit = d.time_scale * d.weight_scale
     info: dict[str, Any] = {
         "special_model": "pairs",
         "time_scale": d.time_scale,
         "scale_exact": d.exact,
-        "cpsat_status": solver.status_name(code),
+        "cpsat_status": run.status_name,
     }
     proof = Proof(
-        bound=solver.best_objective_bound / unit if d.exact else None,
-        claimed_optimal=code == cp_model.OPTIMAL,
-        infeasible=code == cp_model.INFEASIBLE,
-        hit_limit=code in (cp_model.FEASIBLE, cp_model.UNKNOWN),
+        bound=run.bound / unit if d.exact and run.bound is not None else None,
+        claimed_optimal=run.proven_optimal,
+        infeasible=run.infeasible,
+        hit_limit=run.hit_limit,
         unit=objective_unit(d.time_scale, d.weight_scale, d.exact),
     )
-    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if not run.has_solution or run.objective is None:
         return SpecialResult(None, None, proof, info)
-    assign = [next(m for m in range(M) if solver.value(y[(j, m)])) for j in range(n)]
-    return SpecialResult(assign, solver.objective_value / unit, proof, info)
+    assign = [next(m for m in range(M) if run.value(y[(j, m)])) for j in range(n)]
+    return SpecialResult(assign, run.objective / unit, proof, info)
 
 
 def solve_single_task(

@@ -1,0 +1,112 @@
+"""Native CP-SAT models: parameters, hints, progress and status in one place.
+
+Every CP-SAT model of dlsched (the Pyomo bridge, the hare routes) is solved by
+:func:`run_cpsat`, which sets the parameters from :class:`SolveOptions` (seed, workers, the time
+left to a deadline, a zero relative gap: "optimal" is for :func:`certify` to decide), reports
+progress on stderr for long solves, and returns the raw numbers as a :class:`CpsatRun`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dlsched.errors import InternalError
+from dlsched.solvers.base import SolveOptions
+
+#: A solve still running after this many seconds prints a progress line, and again every
+#: as many seconds (incumbent, bound, elapsed) on stderr.
+PROGRESS_EVERY = 10.0
+
+
+@dataclass(frozen=True)
+class CpsatRun:
+    """What CP-SAT returned, in the model's own (integer-scaled) objective units."""
+
+    status_name: str
+    has_solution: bool
+    infeasible: bool
+    hit_limit: bool
+    objective: float | None
+    bound: float | None
+    wall_time: float
+    workers: int
+    value: Callable[[Any], int]
+
+    @property
+    def proven_optimal(self) -> bool:
+        return self.status_name == "OPTIMAL"
+
+
+def _progress_callback(label: str, t0: float) -> Any:
+    from ortools.sat.python import cp_model
+
+    class Progress(cp_model.CpSolverSolutionCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.next = t0 + PROGRESS_EVERY
+
+        def on_solution_callback(self) -> None:
+            now = time.perf_counter()
+            if now >= self.next:
+                self.next = now + PROGRESS_EVERY
+                print(
+                    f"dlsched: {label}: {now - t0:.0f} s, incumbent {self.objective_value:g}, "
+                    f"bound {self.best_objective_bound:g} (model units)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    return Progress()
+
+
+def run_cpsat(
+    model: Any,
+    options: SolveOptions,
+    *,
+    deadline: float | None = None,
+    label: str = "cp-sat",
+    params: dict[str, Any] | None = None,
+) -> CpsatRun:
+    """Solve a ``cp_model.CpModel``. ``deadline`` (a ``time.perf_counter()`` value) caps the
+    time limit by what is left of the caller's budget; ``params`` are CP-SAT parameters set
+    before ``options.extra`` (which wins)."""
+    from ortools.sat.python import cp_model
+
+    t0 = time.perf_counter()
+    solver = cp_model.CpSolver()
+    p = solver.parameters
+    p.random_seed = options.seed
+    p.num_workers = max(1, options.threads)
+    p.relative_gap_limit = options.mip_gap
+    p.absolute_gap_limit = 0.0
+    limit = options.time_limit
+    if deadline is not None:
+        left = max(deadline - t0, 0.01)
+        limit = left if limit is None else min(limit, left)
+    if limit is not None:
+        p.max_time_in_seconds = max(limit, 0.01)
+    for key, val in {**(params or {}), **options.extra}.items():
+        setattr(p, key, val)
+    code = solver.solve(model, _progress_callback(label, t0))
+    if code == cp_model.MODEL_INVALID:
+        raise InternalError(f"CP-SAT rejected the {label} model: {model.validate()}")
+    wall = time.perf_counter() - t0
+    has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    return CpsatRun(
+        status_name=solver.status_name(code),
+        has_solution=has,
+        infeasible=code == cp_model.INFEASIBLE,
+        hit_limit=limit is not None and code != cp_model.OPTIMAL and wall >= 0.95 * limit,
+        objective=solver.objective_value if has else None,
+        bound=solver.best_objective_bound if code != cp_model.INFEASIBLE else None,
+        wall_time=wall,
+        workers=p.num_workers,
+        value=solver.value,
+    )
+
+
+__all__ = ["PROGRESS_EVERY", "CpsatRun", "run_cpsat"]

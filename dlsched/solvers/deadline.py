@@ -1,0 +1,53 @@
+"""Hard time limits for work that cannot stop itself, such as building a large Pyomo model.
+
+A solver honours its own time limit, but building and transforming a model (pyomo.gdp, tens
+of thousands of disjunctions) cannot be interrupted. :func:`call_with_deadline` runs such work
+in a forked child process and kills it at the deadline, so a route's time limit holds
+whatever the model's size. The child's result (or its exception) comes back through a pipe.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        conn.send((True, fn(*args)))
+    except BaseException as e:  # sent back and re-raised in the parent
+        conn.send((False, e))
+    finally:
+        conn.close()
+
+
+def call_with_deadline(fn: Callable[..., T], *args: Any, seconds: float | None) -> T | None:
+    """``fn(*args)`` if it returns within ``seconds`` (no limit if None), else None; the work
+    is then killed. Exceptions raised by ``fn`` are raised here."""
+    if seconds is None:
+        return fn(*args)
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if not recv.poll(max(seconds, 0.0)):
+            return None
+        ok, value = recv.recv()
+    except EOFError:  # the child died without a word (killed by the system)
+        return None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        recv.close()
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
+__all__ = ["call_with_deadline"]
