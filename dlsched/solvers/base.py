@@ -22,11 +22,15 @@ class Status(StrEnum):
         return self.value
 
 
+#: Seconds an exact method may run unless told otherwise (``time_limit=None``: no limit).
+DEFAULT_TIME_LIMIT = 300.0
+
+
 @dataclass(frozen=True)
 class SolveOptions:
     """A small typed config plus a pass-through dict of backend-specific options."""
 
-    time_limit: float | None = None
+    time_limit: float | None = DEFAULT_TIME_LIMIT
     #: relative gap at which a solver may stop; "optimal" is still decided by the numbers
     mip_gap: float = 0.0
     seed: int = 0
