@@ -123,6 +123,7 @@ def test_relaxation_below_and_heuristics_above_optimum(inst):
         "hare",
         "hare-assigned",
         "hare-eft",
+        "hare-strong",
         "gavel-fifo",
         "srtf",
         "sched-homo",
@@ -165,7 +166,12 @@ def test_algorithm1_as_written_on_a_hand_example():
     assert s == {(0, 0, 0): (0, 0.0), (0, 0, 1): (0, 1.0)}
 
 
-def test_methods_registry_is_complete():
+def test_every_registered_method_runs_on_the_toy_instance():
+    """Every method of the registry against the toy's optimum 13.5 (brute force): exact methods
+    certify it, relaxations bound it from below without a schedule, the rest schedule at or
+    above it."""
+    inst = load("hare/toy-2gpu")
+    assert brute_force(inst) == pytest.approx(13.5)
     want = {
         "exact",
         "exact-cpsat",
@@ -173,13 +179,25 @@ def test_methods_registry_is_complete():
         "relaxation",
         "relaxation-strong",
         "hare",
+        "hare-strong",
         "gavel-fifo",
         "srtf",
         "sched-homo",
         "sched-allox",
     }
     assert want <= set(METHODS)
-    assert METHODS["exact"].exact and not METHODS["hare"].exact
+    for name, method in METHODS.items():
+        out = run_method(inst, name, OPTS)
+        if method.exact:
+            assert out.status == Status.OPTIMAL, name
+            assert out.objective == pytest.approx(13.5, rel=1e-6), name
+        if out.solution is None:  # a relaxation: a certified lower bound only
+            assert name.startswith("relaxation") and not method.exact
+            assert out.objective is None and out.bound <= 13.5 * (1 + 1e-6), name
+            assert out.bound > 0, name
+        else:
+            assert check_schedule(inst, out.solution).objective == out.objective, name
+            assert out.objective >= 13.5 * (1 - 1e-9), name
 
 
 # --- R || sum w_j C_j special case (one task per job, common arrival) --------------------------

@@ -11,6 +11,7 @@ from dlsched.errors import InfeasibleSolutionError, InstanceError
 from dlsched.instances import bundled, dumps, from_dict, load, loads
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.methods import greedy_schedule
 from dlsched.models.hare.solution import TaskSchedule
 
 GOOD = {
@@ -42,12 +43,34 @@ GOOD = {
 
 def test_bundled_instances_load_and_round_trip():
     names = [b for b in bundled() if b.startswith("hare/")]
-    assert {"hare/toy-2gpu", "hare/hetero-4gpu-6jobs"} <= set(names)
+    assert {
+        "hare/toy-2gpu",
+        "hare/hetero-4gpu-6jobs",
+        "hare/theorem4-counterexample",
+        "hare/theorem4-counterexample-sync",
+    } <= set(names)
     for name in names:
         inst = load(name)
         assert isinstance(inst, HareInstance)
+        assert f"hare/{inst.name}" == name  # the file's "name" is its bundled name
+        assert inst.num_tasks == sum(j.rounds * j.tasks_per_round for j in inst.jobs)
         again = loads(dumps(inst))
         assert again == inst
+        assert check_schedule(inst, greedy_schedule(inst)).objective > 0
+
+
+def test_alpha_of_lemma3_and_zero_sync():
+    data = copy.deepcopy(GOOD)
+    data["jobs"][1]["sync_time"] = [0, 0.5]  # sync 0 on one GPU only: alpha is infinite
+    assert from_dict(data).alpha() == float("inf")
+    data["jobs"][1]["sync_time"] = [0.25, 1.5]  # 6 > 4/2
+    assert from_dict(data).alpha() == 6.0
+    data["jobs"][1]["sync_time"] = [0.5, 0.5]
+    data["jobs"][0]["sync_time"] = [0.5, 0.5]
+    assert from_dict(data).alpha() == 2.0  # train 4/2 only
+    data["jobs"][0]["train_time"] = [3, 3]
+    data["jobs"][1]["train_time"] = [1, 1]
+    assert from_dict(data).alpha() == 1.0  # identical GPUs
 
 
 def test_instance_as_written_in_the_issue():

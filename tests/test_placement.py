@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from strategies import placement_instances
 
 from dlsched.errors import InfeasibleSolutionError, OptionError
@@ -15,6 +17,7 @@ from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.placement import categories, heuristics, num_categories, rank, unrank
 from dlsched.models.placement.check import check_placement
+from dlsched.models.placement.evaluate import Evaluator
 from dlsched.models.placement.exact import solve_exact, solve_p3
 from dlsched.models.placement.metrics import fairness_degree, heterogeneity_degree
 from dlsched.models.placement.solution import Placement
@@ -83,14 +86,16 @@ def test_algorithm1_order_matches_the_papers_ids() -> None:
     assert num_categories(30, 4) == 3654
 
 
-@given(k=..., s=...)
+@given(data=st.data())
 @settings(max_examples=30)
-def test_unrank_inverts_algorithm1(k: int, s: int) -> None:
-    k, s = 1 + k % 11, 1 + s % 5
-    if k < s:
-        return
+def test_unrank_inverts_algorithm1(data) -> None:
+    s = data.draw(st.integers(1, 5), label="S")
+    k = data.draw(st.integers(s, 11), label="K")
     psi = categories(k, s)
-    assert len(set(psi)) == len(psi) == num_categories(k, s)
+    assert len(set(psi)) == len(psi) == num_categories(k, s) == math.comb(k - 1, s - 1)
+    # every composition of K into S positive parts, in lexicographic order of (K_S, ..., K_2)
+    assert set(psi) == {c for c in itertools.product(range(1, k - s + 2), repeat=s) if sum(c) == k}
+    assert [c[::-1] for c in psi] == sorted(c[::-1] for c in psi)
     for j, c in enumerate(psi):
         assert unrank(j, k, s) == c and rank(c, k) == j
         assert sum(c) == k and min(c) >= 1
@@ -105,13 +110,54 @@ def test_literal_has_does_not_terminate_on_the_papers_example(motivating) -> Non
 
 
 def test_metrics(motivating) -> None:
-    assert heterogeneity_degree(motivating) == pytest.approx((1159 * 2 + 2398 * 2) / (4 * 1159))
-    # Jain's index is 1 when every job gets exactly its equal share
     from dlsched.models.placement.metrics import equal_share_jct
 
-    assert fairness_degree(motivating, equal_share_jct(motivating)) == pytest.approx(1.0)
+    # H (35) from the per-worker throughput sums: T4 275 + 884, V100 644 + 1754
+    assert heterogeneity_degree(motivating) == pytest.approx((1159 * 2 + 2398 * 2) / (4 * 1159))
+    same = dataclasses.replace(motivating, name="same", throughput=((644.0,) * 4, (1754.0,) * 4))
+    assert heterogeneity_degree(same) == pytest.approx(1.0)  # identical workers
+    # (32) by hand: the equal share is half the cluster, V^Equal = sum_k rho_ik / 2, no model
+    equal = (200 * 100_000 / ((2 * 275 + 2 * 644) / 2), 200 * 50_000 / ((2 * 884 + 2 * 1754) / 2))
+    assert equal_share_jct(motivating) == pytest.approx(equal)
+    # Jain's index (33) of Lambda_i / Lambda_i^[e]: (2, 1) gives 9 / 10
+    assert fairness_degree(motivating, (2 * equal[0], equal[1])) == pytest.approx(0.9)
+    # Table II "Optimal": ResNet-18 at 1,288 samples/s, VGG-19 at 1,768
+    ratios = (200 * 100_000 / 1288 / equal[0], 200 * 50_000 / 1768 / equal[1])
+    jain = sum(ratios) ** 2 / (2 * sum(r * r for r in ratios))
+    ex = run_method(motivating, "exact")
+    assert fairness_degree(motivating, ex.evaluation.jct) == pytest.approx(jain)
+    assert jain == pytest.approx(0.8892, abs=1e-4)
+    # LAS (max-min of V_i / V_i^Equal, E000-14) gives every job the same ratio here: F = 1
     las = run_method(motivating, "las")
+    ratio = [j / e for j, e in zip(las.evaluation.jct, equal, strict=True)]
+    assert ratio[0] == pytest.approx(ratio[1])
     assert las.details["fairness"] == pytest.approx(1.0)
+
+
+def test_rule22_moves_p_either_way() -> None:
+    """Theorem 1's potential P = sum V_i + sum p_k (24) is not monotone under (22)
+    (docs/errata.md, E000-9)."""
+
+    def potential(rho, prices):  # K_i = 1: V_i is job i's best payoff
+        return sum(max(r - p for r, p in zip(row, prices, strict=True)) for row in rho) + sum(
+            prices
+        )
+
+    rho = np.array([[10.0, 9.0], [10.0, 5.0]])
+    assert potential(rho, (0, 0)) == 20
+    out = heuristics.matching_market(rho, (1, 1), pricing="paper")
+    assert out.rounds == 1 and out.prices == (5.0, 0.0)  # max{1, max(10 - 9, 10 - 5)}
+    assert potential(rho, out.prices) == pytest.approx(19)  # P dropped
+    assert out.assignment == (1, 0)  # the P3 optimum 10 + 9
+    rho = np.array([[10.0, 9.5], [10.0, 9.8]])
+    # both prefer worker 0 again; (22) raises p_0 by max{1, max(10 - 9.5, 10 - 9.8)} = 1
+    assert potential(rho, (1.0, 0.0)) == pytest.approx(20.3)  # P rose
+    # no two workers are identical, yet (22) never clears: it needs 0.2 <= p_0 - p_1 <= 0.5
+    with pytest.raises(heuristics.PricingDidNotTerminate, match="Theorem 1"):
+        heuristics.matching_market(rho, (1, 1), pricing="paper")
+    clearing = heuristics.matching_market(rho, (1, 1))
+    assert clearing.assignment == (0, 1)
+    assert 0.2 - 1e-9 <= clearing.prices[0] - clearing.prices[1] <= 0.5 + 1e-9
 
 
 # --- exact routes agree with each other and with brute force --------------------------
@@ -175,12 +221,23 @@ def test_generated_instances_scip_equals_outer_approximation() -> None:
 
 
 def test_time_limited_exact_reports_bound_and_gap() -> None:
-    inst = load("placement/liu2024-s5k100-seed0")
-    out = solve_exact(inst, backend="highs", options=SolveOptions(time_limit=3))
-    assert out.status in (Status.TIME_LIMIT, Status.OPTIMAL)
-    if out.status == Status.TIME_LIMIT and out.objective is not None:
-        assert out.bound is None or out.bound <= out.objective
-        assert out.gap is None or out.gap >= 0
+    """Both routes stopped early: each incumbent is the checker's value of its placement, each
+    bound lies below every feasible value (both incumbents, JPS), and the gap is theirs."""
+    inst = load("placement/liu2024-s4k30-seed0")
+    outs = [
+        solve_exact(inst, backend=b, options=SolveOptions(time_limit=2)) for b in ("scip", "highs")
+    ]
+    jps = run_method(inst, "jps").objective
+    for out in outs:
+        assert out.status in (Status.TIME_LIMIT, Status.OPTIMAL)
+        assert out.objective is not None and out.bound is not None
+        assert check_placement(inst, out.solution).avg_jct == pytest.approx(out.objective)
+        assert out.gap == pytest.approx((out.objective - out.bound) / out.objective, abs=1e-12)
+        if out.status == Status.OPTIMAL:
+            assert out.gap <= 1e-6
+        for other in outs:
+            assert out.bound <= other.objective * (1 + 1e-9)
+        assert 0 < out.bound <= jps * (1 + 1e-9)
 
 
 # --- the checker ------------------------------------------------------------------------
@@ -195,18 +252,31 @@ def test_checker_rejects_infeasible_placements(motivating) -> None:
         check_placement(motivating, Placement((0, 1, 2, 1)))
 
 
-@given(inst=placement_instances())
+@given(inst=placement_instances(), data=st.data())
 @settings(max_examples=30)
-def test_checker_matches_the_formula(inst) -> None:
-    a = tuple(k % inst.num_jobs for k in range(inst.num_workers))
+def test_checker_matches_the_formula(inst, data) -> None:
+    """The checker against (2)-(7) written out here (ring all-reduce over the slowest link of the
+    job's nodes) and against the vectorised evaluator that the searches use."""
+    base = [k % inst.num_jobs for k in range(inst.num_workers)]
+    a = tuple(data.draw(st.permutations(base)))
     ev = check_placement(inst, Placement(a))
     for i, job in enumerate(inst.jobs):
         ks = [k for k in range(inst.num_workers) if a[k] == i]
         comp = job.epochs * job.dataset_size / sum(inst.throughput[i][k] for k in ks)
+        nodes = {inst.workers[k].node for k in ks}
+        rate = inst.inter_node_gbps if len(nodes) > 1 else inst.intra_node_gbps
+        comm = job.epochs * 2 * (len(ks) - 1) * job.model_size_mb * 8e6 / (rate * 1e9 * len(ks))
         assert ev.computation[i] == pytest.approx(comp)
-        assert ev.jct[i] >= comp * (1 - 1e-12)
-        if len(ks) == 1:
-            assert ev.communication[i] == 0
+        assert ev.communication[i] == pytest.approx(comm, abs=1e-9)
+        assert ev.jct[i] == pytest.approx(comp + comm)
+    evaluator = Evaluator(inst)
+    comp, comm = evaluator.per_job(np.array([a]))
+    assert comp[0] == pytest.approx(ev.computation)
+    assert comm[0] == pytest.approx(ev.communication, abs=1e-9)
+    assert evaluator.avg_jct(np.array([a]))[0] == pytest.approx(ev.avg_jct)
+    equal = check_placement(inst, Placement(a), balance="equal")
+    assert evaluator.avg_jct(np.array([a]), "equal")[0] == pytest.approx(equal.avg_jct)
+    assert equal.avg_jct >= ev.avg_jct * (1 - 1e-12)  # (12) balances the slowest worker away
 
 
 def test_bad_options(motivating) -> None:
