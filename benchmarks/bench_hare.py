@@ -172,12 +172,13 @@ def main() -> None:
     big = instance_with_tasks(60, 8, 100)
     lim = 60 if args.quick else 120
     lines += [f"\n## 2. CP-SAT, 8 GPUs x 60 tasks (time limit {lim} s)\n", HEADER]
-    from dlsched.models.hare.cpsat import best_hint, solve_cpsat_native
+    from dlsched.models.hare.cpsat import best_hint
     from dlsched.models.hare.methods import greedy_schedule
+    from dlsched.models.hare.pipeline import solve_exact
 
     def native(inst, label, hint, **kw):
         t0 = time.perf_counter()
-        cert = solve_cpsat_native(
+        cert = solve_exact(
             inst, SolveOptions(time_limit=lim, threads=args.threads), hint, **kw
         ).certified(inst.name, label)
         st, obj, bnd = cert.status, cert.objective, cert.bound

@@ -10,9 +10,10 @@ from test_hare_exact import brute_force, tiny_instances
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import generate
 from dlsched.models.hare.check import check_schedule
-from dlsched.models.hare.cpsat import SUBSET_MIN_TASKS, best_hint, solve_cpsat_native
+from dlsched.models.hare.cpsat import best_hint, solve_cpsat_native
 from dlsched.models.hare.decompose import arrival_blocks, sub_instance, subset_bound
 from dlsched.models.hare.instance import HareInstance, HareJob
+from dlsched.models.hare.pipeline import SUBSET_MIN_TASKS, solve_exact
 from dlsched.solvers import SolveOptions, Status
 
 OPTS = SolveOptions(time_limit=60)
@@ -91,7 +92,7 @@ def test_bound_is_tight_when_groups_do_not_interact_and_proves_the_hint():
     assert check_schedule(inst, sb.schedule).objective == pytest.approx(sb.bound, rel=1e-9)
     # the route: the merged schedule meets the bound, so it is returned as proven optimal
     hint = best_hint(inst)[1]
-    res = solve_cpsat_native(inst, OPTS, hint, subset_options={"min_tasks": 0})
+    res = solve_exact(inst, OPTS, hint, subset_options={"min_tasks": 0})
     sched, obj, bound, info = res.schedule, res.objective, res.certified().bound, res.info
     assert res.certified().status == Status.OPTIMAL and info["returned"] == "hint"
     assert obj == pytest.approx(sb.bound, rel=1e-9) and bound == pytest.approx(obj, rel=1e-9)
@@ -99,7 +100,7 @@ def test_bound_is_tight_when_groups_do_not_interact_and_proves_the_hint():
     assert info["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)
     # below SUBSET_MIN_TASKS the default route does not decompose
     out = run_method(inst, "exact-cpsat", MethodOptions(OPTS))
-    assert out.details["subset_bound"] is None and inst.num_tasks <= SUBSET_MIN_TASKS
+    assert out.details.get("subset_bound") is None and inst.num_tasks <= SUBSET_MIN_TASKS
     assert out.status == Status.OPTIMAL and out.objective == pytest.approx(obj, rel=1e-9)
 
 
@@ -113,18 +114,18 @@ def test_bound_is_below_the_optimum_when_groups_interact():
     inst = HareInstance("near", ("g0", "g1", "g2"), jobs)  # every job competes for the GPUs
     sb = subset_bound(inst, OPTS, block_tasks=3, max_tasks=5)
     assert len(sb.partition) >= 2
-    res = solve_cpsat_native(inst, OPTS, None, subsets=False)
+    res = solve_cpsat_native(inst, OPTS, None)
     obj, info = res.objective, res.info
     assert res.certified().status == Status.OPTIMAL
     assert sb.bound <= obj + 1e-9
     # with the bound and each group's bound stated in the model
     small = {"block_tasks": 3, "max_tasks": 5, "min_tasks": 0}
-    res2 = solve_cpsat_native(inst, OPTS, None, subset_options=small)
+    res2 = solve_exact(inst, OPTS, None, subset_options=small)
     obj2, info2 = res2.objective, res2.info
     assert res2.certified().status == Status.OPTIMAL and obj2 == pytest.approx(obj, rel=1e-9)
     assert info2["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)
     assert len(info2["subset_partition"]) == len(sb.partition)
-    assert info["subset_bound"] is None
+    assert info.get("subset_bound") is None
 
 
 def test_one_block_gives_no_bound():

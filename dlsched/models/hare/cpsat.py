@@ -42,10 +42,6 @@ from .common import RouteResult
 from .relaxation import combinatorial_bound
 from .scaling import ScaledData, objective_unit, scale_data, scaled_objective
 
-# the job-subset bound is tried above this many tasks: below it one segment (max_tasks = 30 in
-# decompose.subset_bound) would be the whole instance, and its 0.3 share of the time limit
-# delayed the proof on hetero-4gpu-6jobs (17 tasks) past 60 s
-SUBSET_MIN_TASKS = 30
 #: Seconds of budget below which the time-indexed LP bound is not attempted (see solve).
 LP_MIN_BUDGET = 1.0
 
@@ -119,101 +115,169 @@ def build_cpsat(
 
     d = data or scale_data(instance)
     cp = cp_model.CpModel()
-    GPUS = range(instance.num_gpus)
-    TASKS = instance.tasks
-    jobs = instance.jobs
-    hz = d.horizon
-    fast = job_lower_bounds(d, instance)
-    lbc = [d.arrival[n] + j.rounds * fast[n] for n, j in enumerate(jobs)]
-    deadline = [hz] * len(jobs)
-    if upper is not None:
-        total_lb = sum(d.weight[n] * lbc[n] for n in range(len(jobs)))
-        for n in range(len(jobs)):
-            slack = upper - (total_lb - d.weight[n] * lbc[n])
-            deadline[n] = max(lbc[n], min(hz, slack // d.weight[n]))
-    start = {}
-    for i in TASKS:
-        n, r, _ = i
-        lo = d.arrival[n] + (r * fast[n] if job_bounds else 0)
-        hi = deadline[n] - ((jobs[n].rounds - r) * fast[n] if job_bounds else 0)
-        start[i] = cp.new_int_var(lo, max(lo, hi), f"x{i}")  # (4) in the bounds
-    present: dict[tuple[Task, int], Any] = {}
+    windows = job_windows(d, instance, upper, job_bounds)
+    start = _start_variables(cp, d, instance, windows)  # (4)
     classes_all = gpu_classes(instance)
-    pool_size = {cls[0]: len(cls) for cls in classes_all}
-    slots = [cls[0] for cls in classes_all] if pooled else list(GPUS)
+    slots = [cls[0] for cls in classes_all] if pooled else list(range(instance.num_gpus))
+    present, intervals, finish = _assignment(cp, d, instance, start, slots)  # (5)
+    _gpu_capacity(cp, intervals, {cls[0]: len(cls) for cls in classes_all}, pooled)  # (8)
+    if redundant:
+        _redundant_cumulatives(cp, d, instance, start, present, pooled)
+    completion = _barriers_and_completions(cp, d, instance, start, finish, windows)  # (6), (7)
+    classes = classes_all if symmetry and not pooled else []
+    _break_gpu_symmetry(cp, instance, present, classes)
+    _objective(cp, d, completion, upper, lower, partial)
+    pools = {cls[0]: cls for cls in classes_all} if pooled else {}
+    return CpsatHare(cp, d, start, present, completion, classes, pools, slots)
+
+
+@dataclass(frozen=True)
+class JobWindows:
+    """Per job (scaled): the fastest round min_m (T^c + T^s), the chain bound on C_n
+    (a_n + R_n * fastest round), the deadline implied by ``upper``, and whether the chain
+    bounds tighten the domains (``job_bounds``)."""
+
+    fast: list[int]
+    chain: list[int]
+    deadline: list[int]
+    tighten: bool
+
+
+def job_windows(
+    d: ScaledData, instance: HareInstance, upper: int | None, tighten: bool = True
+) -> JobWindows:
+    """The one place of the per-job chain bound and deadline: with a known schedule of
+    objective ``upper``, C_n <= (upper - sum_{k != n} w_k LB_k) / w_n, LB_k the chain bound."""
+    fast = job_lower_bounds(d, instance)
+    chain = [d.arrival[n] + j.rounds * fast[n] for n, j in enumerate(instance.jobs)]
+    deadline = [d.horizon] * len(chain)
+    if upper is not None:
+        total = sum(w * c for w, c in zip(d.weight, chain, strict=True))
+        for n, (w, c) in enumerate(zip(d.weight, chain, strict=True)):
+            deadline[n] = max(c, min(d.horizon, (upper - (total - w * c)) // w))
+    return JobWindows(fast, chain, deadline, tighten)
+
+
+def _start_variables(cp: Any, d: ScaledData, instance: HareInstance, w: JobWindows) -> dict:
+    """x_i, within [a_n + r * fastest round, deadline - remaining rounds] ((4) in the bounds)."""
+    start = {}
+    for i in instance.tasks:
+        n, r, _ = i
+        lo = d.arrival[n] + (r * w.fast[n] if w.tighten else 0)
+        hi = w.deadline[n] - ((instance.jobs[n].rounds - r) * w.fast[n] if w.tighten else 0)
+        start[i] = cp.new_int_var(lo, max(lo, hi), f"x{i}")
+    return start
+
+
+def _assignment(
+    cp: Any, d: ScaledData, instance: HareInstance, start: dict, slots: list[int]
+) -> tuple[dict, dict, dict]:
+    """(5) assign_once: one presence literal per (task, slot), exactly one per task; the
+    optional training interval on each slot, and the finish (training + sync) of each task."""
+    present: dict[tuple[Task, int], Any] = {}
     intervals: dict[int, list[Any]] = {m: [] for m in slots}
     finish: dict[Task, Any] = {}
-    for i in TASKS:
+    for i in instance.tasks:
         n = i[0]
-        lits = []
         for m in slots:
-            lit = cp.new_bool_var(f"y{i},{m}")
-            present[(i, m)] = lit
-            lits.append(lit)
+            lit = present[(i, m)] = cp.new_bool_var(f"y{i},{m}")
             intervals[m].append(
                 cp.new_optional_fixed_size_interval_var(start[i], d.tc[n][m], lit, f"iv{i},{m}")
             )
-        cp.add_exactly_one(lits)  # (5) assign_once
+        cp.add_exactly_one(present[(i, m)] for m in slots)
         finish[i] = start[i] + sum((d.tc[n][m] + d.ts[n][m]) * present[(i, m)] for m in slots)
-    for m in slots:
+    return present, intervals, finish
+
+
+def _gpu_capacity(cp: Any, intervals: dict, pool_size: dict[int, int], pooled: bool) -> None:
+    """(8) training intervals on one GPU never overlap; pooled identical GPUs: at most
+    |class| trainings at a time, the same thing (fixed intervals of depth <= c colour with c)."""
+    for m, ivs in intervals.items():
         if pooled and pool_size[m] > 1:
-            # identical GPUs pooled: at most |class| trainings at a time, which is the same as
-            # a NoOverlap per GPU (fixed intervals of depth <= c colour with c colours)
-            cp.add_cumulative(intervals[m], [1] * len(intervals[m]), pool_size[m])
+            cp.add_cumulative(ivs, [1] * len(ivs), pool_size[m])
         else:
-            cp.add_no_overlap(intervals[m])  # (8) training intervals on one GPU never overlap
-    if redundant:
-        ivs, dem = [], []
-        for i in TASKS:
-            pmin = min(d.tc[i[0]])
-            if pmin > 0:
-                ivs.append(cp.new_fixed_size_interval_var(start[i], pmin, f"ivmin{i}"))
-                dem.append(1)
-        if ivs:
-            cp.add_cumulative(ivs, dem, instance.num_gpus)
-        for cls in [] if pooled else gpu_classes(instance):
-            if len(cls) < 2:
-                continue
-            ivs = []
-            for i in TASKS:
-                lit = cp.new_bool_var(f"in{i},{cls[0]}")
-                cp.add(lit == sum(present[(i, m)] for m in cls))
+            cp.add_no_overlap(ivs)
+
+
+def _redundant_cumulatives(
+    cp: Any, d: ScaledData, instance: HareInstance, start: dict, present: dict, pooled: bool
+) -> None:
+    """Implied by (8): a cumulative of capacity |M| over every task at its minimum training
+    time, and one per class of identical GPUs over the tasks placed in the class."""
+    ivs = [
+        cp.new_fixed_size_interval_var(start[i], min(d.tc[i[0]]), f"ivmin{i}")
+        for i in instance.tasks
+        if min(d.tc[i[0]]) > 0
+    ]
+    if ivs:
+        cp.add_cumulative(ivs, [1] * len(ivs), instance.num_gpus)
+    for cls in [] if pooled else gpu_classes(instance):
+        if len(cls) < 2:
+            continue
+        ivs = []
+        for i in instance.tasks:
+            lit = cp.new_bool_var(f"in{i},{cls[0]}")
+            cp.add(lit == sum(present[(i, m)] for m in cls))
+            if d.tc[i[0]][cls[0]] > 0:
                 size = d.tc[i[0]][cls[0]]
-                if size > 0:
-                    ivs.append(cp.new_optional_fixed_size_interval_var(start[i], size, lit, ""))
-            if ivs:
-                cp.add_cumulative(ivs, [1] * len(ivs), len(cls))
+                ivs.append(cp.new_optional_fixed_size_interval_var(start[i], size, lit, ""))
+        if ivs:
+            cp.add_cumulative(ivs, [1] * len(ivs), len(cls))
+
+
+def _barriers_and_completions(
+    cp: Any, d: ScaledData, instance: HareInstance, start: dict, finish: dict, w: JobWindows
+) -> list[Any]:
+    """(7) round_barrier through a barrier variable per (job, round >= 1); (6) C_n after every
+    last-round finish; identical tasks of one round start in order (symmetry)."""
     completion = []
-    for n, job in enumerate(jobs):
-        for r in range(1, job.rounds):  # (7) round_barrier through a barrier variable
-            lo = d.arrival[n] + (r * fast[n] if job_bounds else 0)
-            b = cp.new_int_var(lo, max(lo, deadline[n]), f"b{n},{r}")
+    for n, job in enumerate(instance.jobs):
+        for r in range(1, job.rounds):
+            lo = d.arrival[n] + (r * w.fast[n] if w.tighten else 0)
+            b = cp.new_int_var(lo, max(lo, w.deadline[n]), f"b{n},{r}")
             for k in range(job.tasks_per_round):
                 cp.add(b >= finish[(n, r - 1, k)])
                 cp.add(start[(n, r, k)] >= b)
-        lo = lbc[n] if job_bounds else d.arrival[n]
-        c = cp.new_int_var(lo, max(lo, deadline[n]), f"C{n}")
+        lo = w.chain[n] if w.tighten else d.arrival[n]
+        c = cp.new_int_var(lo, max(lo, w.deadline[n]), f"C{n}")
         for k in range(job.tasks_per_round):
-            cp.add(c >= finish[(n, job.rounds - 1, k)])  # (6) completion
+            cp.add(c >= finish[(n, job.rounds - 1, k)])
         completion.append(c)
-        for r in range(job.rounds):  # identical tasks of one round: ordered starts
+        for r in range(job.rounds):
             for k in range(job.tasks_per_round - 1):
                 cp.add(start[(n, r, k)] <= start[(n, r, k + 1)])
-    classes = gpu_classes(instance) if symmetry and not pooled else []
+    return completion
+
+
+def _break_gpu_symmetry(
+    cp: Any, instance: HareInstance, present: dict, classes: list[list[int]]
+) -> None:
+    """For identical GPUs m < m', the first task on m' comes after the first task on m."""
+    tasks = instance.tasks
     for cls in classes:
         for m, m2 in zip(cls, cls[1:], strict=False):
-            for p, i in enumerate(TASKS):
-                cp.add(present[(i, m2)] <= sum(present[(t, m)] for t in TASKS[:p]))
-    for group, bound in partial:  # proven: sum over the group of w C >= bound (decompose.py)
+            for p, i in enumerate(tasks):
+                cp.add(present[(i, m2)] <= sum(present[(t, m)] for t in tasks[:p]))
+
+
+def _objective(
+    cp: Any,
+    d: ScaledData,
+    completion: list[Any],
+    upper: int | None,
+    lower: int | None,
+    partial: Sequence[tuple[Sequence[int], int]],
+) -> None:
+    """min sum_n w_n C_n (Hare_Sched's objective), with the proven bounds stated: each
+    group's sum of weighted completions >= its bound, the total within [lower, upper]."""
+    for group, bound in partial:
         cp.add(sum(d.weight[n] * completion[n] for n in group) >= bound)
-    objective = sum(d.weight[n] * completion[n] for n in range(instance.num_jobs))
+    objective = sum(w * c for w, c in zip(d.weight, completion, strict=True))
     if upper is not None:
         cp.add(objective <= upper)
     if lower is not None:
         cp.add(objective >= lower)
     cp.minimize(objective)
-    pools = {cls[0]: cls for cls in classes_all} if pooled else {}
-    return CpsatHare(cp, d, start, present, completion, classes, pools, slots)
 
 
 def _near(deadline: float | None, limit: float | None) -> bool:
@@ -344,11 +408,22 @@ def add_hint(built: CpsatHare, instance: HareInstance, schedule: TaskSchedule) -
             built.model.add_hint(built.present[(e.task, m)], int(m == on))
 
 
+@dataclass(frozen=True)
+class PriorBounds:
+    """What earlier stages proved, in scaled objective units: ``lower`` on the objective, and
+    ``partial`` (jobs, bound) pairs on sums of weighted completions (see decompose.py)."""
+
+    lower: int | None = None
+    partial: tuple[tuple[tuple[int, ...], int], ...] = ()
+    info: dict[str, Any] = field(default_factory=dict)
+
+
 def solve_cpsat_native(
     instance: HareInstance,
     options: SolveOptions,
     hint: TaskSchedule | None = None,
     *,
+    prior: PriorBounds | None = None,
     use_upper: bool = True,
     symmetry: bool = True,
     job_bounds: bool = True,
@@ -356,87 +431,30 @@ def solve_cpsat_native(
     redundant: bool = False,
     lp_options: dict[str, Any] | None = None,
     pooled: bool = True,
-    subsets: bool = True,
-    subset_options: dict[str, Any] | None = None,
 ) -> RouteResult:
-    """Solve; returns the best schedule, its objective and what was proved (original units).
+    """The LP-bound and CP-SAT stages of the exact route (the subset stage is
+    :func:`pipeline.solve_exact`); the best schedule, its objective and what was proved.
 
     With a ``hint`` (and exact scaling) its objective is an upper bound of the model
     (``use_upper``); the hint is returned if CP-SAT finds nothing at least as good.
+    ``prior``: bounds proved by earlier stages, stated in the model.
     ``redundant``: add the redundant cumulatives of :func:`build_cpsat` and set
-    ``linearization_level = 2`` (unless ``options.extra`` sets it). Off by default: it helped
-    on an 8-GPU, 18-task instance and hurt on hetero-4gpu-6jobs (benchmarks/READING_hare.md,
-    development measurements).
-    ``lp_bound``: first solve the time-indexed LP of :mod:`lowerbound` (HiGHS, at most a
-    fifth of the time limit) and state objective >= its value; the reported bound is the
-    larger of it and CP-SAT's. ``lp_options``: keyword arguments for
-    :func:`lowerbound.time_indexed_bound` (``grid``, ``max_slots``, ``strong``, ``time_limit``
-    overriding the fifth of the limit). ``pooled``: see :func:`build_cpsat`.
-    ``subsets``: on instances of more than ``SUBSET_MIN_TASKS`` tasks, first the job-subset
-    bound of :mod:`decompose` (at most 0.3 of the time limit):
-    groups of jobs by arrival solved exactly, their optima summed. Its merged schedule replaces
-    the hint when better; if the hint meets the bound it is returned as proven optimal without
-    a search; otherwise the bound joins the LP's in objective >= lower, and each group's optimum
-    is stated for the group's weighted completions. ``subset_options``: keyword arguments for
-    :func:`decompose.subset_bound` (``block_tasks``, ``max_tasks``), and ``min_tasks`` to
-    replace ``SUBSET_MIN_TASKS``.
+    ``linearization_level = 2`` (unless ``options.extra`` sets it); off by default (see
+    benchmarks/READING_hare.md). ``lp_bound``: first the time-indexed LP of :mod:`lowerbound`
+    (HiGHS, at most a fifth of the time limit), stated as objective >= its value.
+    ``lp_options``: keyword arguments for :func:`lowerbound.time_indexed_bound`.
+    ``pooled``: see :func:`build_cpsat`.
     """
     t0 = time.perf_counter()
+    prior = prior or PriorBounds()
     d = scale_data(instance)
     unit = d.time_scale * d.weight_scale
-    sub = None
-    sub_kw = dict(subset_options or {})
-    if subsets and d.exact and instance.num_tasks > sub_kw.pop("min_tasks", SUBSET_MIN_TASKS):
-        from .decompose import subset_bound
-
-        share = None if options.time_limit is None else 0.3 * options.time_limit
-        sub = subset_bound(instance, replace(options, time_limit=share), **sub_kw)
-    hint_obj = None if hint is None or not d.exact else scaled_objective(d, instance, hint)
-    if sub is not None and sub.schedule is not None:
-        merged = scaled_objective(d, instance, sub.schedule)
-        if hint_obj is None or merged < hint_obj:
-            hint, hint_obj = sub.schedule, merged
-    sub_lower = None if sub is None or not sub.partition else _scaled_bound(sub.bound, unit)
     upper = None
-    if hint is not None and hint_obj is not None and use_upper:
-        upper = hint_obj
-        span = max(
-            e.start + instance.tc[e.job, e.gpu] + instance.ts[e.job, e.gpu] for e in hint.entries
-        )
-        d = replace(d, horizon=max(d.horizon, math.ceil(span * d.time_scale)))
-    info: dict[str, Any] = {
-        "time_scale": d.time_scale,
-        "weight_scale": d.weight_scale,
-        "scale_exact": d.exact,
-        "horizon": d.horizon / d.time_scale,
-        "subset_bound": None if sub is None else sub.bound,
-        "subset_bound_seconds": None if sub is None else sub.seconds,
-        "subset_partition": None if sub is None else [list(g.jobs) for g in sub.partition],
-    }
-    lattice = objective_unit(d.time_scale, d.weight_scale, d.exact)
-    if upper is not None and sub_lower is not None and sub_lower >= upper:
-        # the hint meets the job-subset bound: proven optimal without a search (a bound
-        # above the hint is a contradiction, which certify() raises)
-        proof = Proof(bound=sub_lower / unit, unit=lattice)
-        return RouteResult(hint, upper / unit, proof, {**info, "returned": "hint"})
-    lb = None
-    budget = 30.0 if options.time_limit is None else min(30.0, 0.2 * options.time_limit)
-    # the LP is built in Python before its solver's limit starts; with less than
-    # LP_MIN_BUDGET seconds it would overrun the route's limit, so it is skipped
-    if lp_bound and d.exact and budget >= LP_MIN_BUDGET:
-        from .lowerbound import time_indexed_bound
-
-        kw: dict[str, Any] = {"time_limit": budget, "threads": max(1, options.threads)}
-        kw.update(lp_options or {})
-        lb = time_indexed_bound(instance, d, upper, **kw)
-    lower = None if lb is None else lb.scaled
-    if sub_lower is not None:
-        lower = sub_lower if lower is None else max(lower, sub_lower)
-    partial = (
-        []
-        if sub is None
-        else [(g.jobs, _scaled_bound(g.bound, unit)) for g in sub.partition if g.bound > 0]
-    )
+    if hint is not None and d.exact and use_upper:
+        upper = scaled_objective(d, instance, hint)
+        d = replace(d, horizon=max(d.horizon, math.ceil(_span(instance, hint) * d.time_scale)))
+    lb = _lp_stage(instance, d, upper, options, lp_options) if lp_bound and d.exact else None
+    lower = max((v for v in (prior.lower, lb and lb.scaled) if v is not None), default=None)
     built = build_cpsat(
         instance,
         d,
@@ -446,7 +464,7 @@ def solve_cpsat_native(
         job_bounds=job_bounds,
         redundant=redundant,
         pooled=pooled,
-        partial=partial,
+        partial=prior.partial,
     )
     if hint is not None:
         add_hint(built, instance, hint)
@@ -459,7 +477,11 @@ def solve_cpsat_native(
         params={"linearization_level": 2} if redundant else None,
     )
     info = {
-        **info,
+        **prior.info,
+        "time_scale": d.time_scale,
+        "weight_scale": d.weight_scale,
+        "scale_exact": d.exact,
+        "horizon": d.horizon / d.time_scale,
         "cpsat_status": run.status_name,
         "solver_wall_time": time.perf_counter() - t0,
         "num_workers": run.workers,
@@ -471,25 +493,12 @@ def solve_cpsat_native(
     }
     if run.infeasible and hint is None:
         raise ContradictionError(instance.name, "exact-cpsat", "every hare instance is feasible")
-    cp_bound = run.bound
-    if cp_bound is not None:
-        cp_bound = max(
-            cp_bound, lower or 0, _scaled_bound(combinatorial_bound(instance)["bound"], unit)
-        )
-    proof = Proof(
-        # a bound on rounded-up data bounds nothing
-        bound=cp_bound / unit if cp_bound is not None and d.exact else None,
-        claimed_optimal=run.proven_optimal,
-        infeasible=run.infeasible,
-        hit_limit=run.hit_limit or _near(deadline, options.time_limit),
-        unit=lattice,
-    )
+    proof = _proof(instance, d, run, lower, _near(deadline, options.time_limit))
     if not run.has_solution:
         # nothing at least as good as the hint (objective <= upper) was found; INFEASIBLE
         # with the hint in hand is a contradiction that certify() turns into an error
-        return RouteResult(
-            hint, None if upper is None else upper / unit, proof, {**info, "returned": "hint"}
-        )
+        objective = None if upper is None else upper / unit
+        return RouteResult(hint, objective, proof, {**info, "returned": "hint"})
     items = []
     for i in instance.tasks:
         g = built.placed_on(i, run.value)
@@ -499,4 +508,50 @@ def solve_cpsat_native(
     return RouteResult(schedule, run.objective / unit, proof, info)
 
 
-__all__ = ["CpsatHare", "build_cpsat", "solve_cpsat_native"]
+def _span(instance: HareInstance, schedule: TaskSchedule) -> float:
+    """The last finish (training + sync) of a schedule."""
+    return max(
+        e.start + instance.tc[e.job, e.gpu] + instance.ts[e.job, e.gpu] for e in schedule.entries
+    )
+
+
+def _lp_stage(
+    instance: HareInstance,
+    d: ScaledData,
+    upper: int | None,
+    options: SolveOptions,
+    lp_options: dict[str, Any] | None,
+) -> Any:
+    """The time-indexed LP bound within a fifth of the time limit (at most 30 s). The LP is
+    built in Python before its solver's limit starts; below LP_MIN_BUDGET seconds it would
+    overrun the route's limit, so it is skipped (None)."""
+    budget = 30.0 if options.time_limit is None else min(30.0, 0.2 * options.time_limit)
+    if budget < LP_MIN_BUDGET:
+        return None
+    from .lowerbound import time_indexed_bound
+
+    kw: dict[str, Any] = {"time_limit": budget, "threads": max(1, options.threads)}
+    kw.update(lp_options or {})
+    return time_indexed_bound(instance, d, upper, **kw)
+
+
+def _proof(
+    instance: HareInstance, d: ScaledData, run: Any, lower: int | None, near_limit: bool
+) -> Proof:
+    """What the CP-SAT stage proved: CP-SAT's bound, raised to the earlier stages' and to the
+    combinatorial bound (all valid); none on rounded-up data, where bounds bound nothing."""
+    unit = d.time_scale * d.weight_scale
+    bound = None
+    if run.bound is not None and d.exact:
+        combinatorial = _scaled_bound(combinatorial_bound(instance)["bound"], unit)
+        bound = max(run.bound, lower or 0, combinatorial) / unit
+    return Proof(
+        bound=bound,
+        claimed_optimal=run.proven_optimal,
+        infeasible=run.infeasible,
+        hit_limit=run.hit_limit or near_limit,
+        unit=objective_unit(d.time_scale, d.weight_scale, d.exact),
+    )
+
+
+__all__ = ["CpsatHare", "PriorBounds", "build_cpsat", "solve_cpsat_native"]

@@ -135,9 +135,7 @@ def subset_bound(
             left = max(0.05, left / (len(spans) - idx) * (2.0 if j - i > 1 else 1.0))
             left = min(left, options.time_limit - (time.perf_counter() - t0))
         s0 = time.perf_counter()
-        res = solve_cpsat_native(
-            sub, replace(options, time_limit=left), best_hint(sub)[1], subsets=False
-        )
+        res = solve_cpsat_native(sub, replace(options, time_limit=left), best_hint(sub)[1])
         cert = certify(res.objective, res.proof, instance=sub.name, route="subset-bound")
         seg = Segment(
             (i, j),

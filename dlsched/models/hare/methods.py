@@ -25,8 +25,9 @@ from dlsched.solvers.deadline import call_with_deadline
 
 from .baselines import BASELINES
 from .common import RouteResult, push_to_feasible
-from .cpsat import best_hint, solve_cpsat_native
+from .cpsat import best_hint
 from .model import build_exact_gdp, to_milp
+from .pipeline import solve_exact
 from .relaxation import (
     RelaxedSolution,
     combinatorial_bound,
@@ -54,11 +55,11 @@ def run_exact_cpsat(
     t0 = time.perf_counter()
     hint = best_hint(instance)[1] if options.param("hint", True) else None
     flags = {}
-    for key in ("pooled", "subsets"):  # model switches of solve_cpsat_native, on by default
+    for key in ("pooled", "subsets"):  # stage switches of pipeline.solve_exact, on by default
         flags[key] = options.param(key, True)
         if not isinstance(flags[key], bool):
             raise OptionError(f"--param {key}", flags[key], "expected true or false")
-    solved = solve_cpsat_native(instance, options.solve, hint, **flags)
+    solved = solve_exact(instance, options.solve, hint, **flags)
     return _route_outcome(instance, name, t0, solved, route="cpsat")
 
 
