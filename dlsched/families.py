@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 REGISTRY: dict[str, str] = {
     "placement": "dlsched.models.placement",
     "hare": "dlsched.models.hare",
+    "elastic": "dlsched.models.elastic",
 }
 
 

@@ -1,0 +1,96 @@
+"""Program (2)/(15) solved exactly as the packing ILP (8)/(17) over enumerated Gamma_j.
+
+Zhou et al., Section 5.1: with every feasible schedule l of job j a column x_jl, the
+minimization (2)/(15) is "exactly one schedule per job" (2a) under per-slot, per-server,
+per-resource capacities (8a)/(17a), with objective sum_j w_j (t_l + d_l). Its LP relaxation
+(x_jl in [0, 1]) is a lower bound; the columns are those of :mod:`.enumerate` or a subset
+(column generation, :mod:`.colgen`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+
+from dlsched.models.elastic.enumerate import Config, Gamma
+from dlsched.models.elastic.instance import ElasticInstance
+
+
+@dataclass(frozen=True)
+class Column:
+    """Schedule l of a job: configuration ``config`` started at ``start``."""
+
+    config: Config
+    start: int
+
+    @property
+    def job(self) -> int:
+        return self.config.job
+
+    @property
+    def end(self) -> int:
+        return self.start + self.config.duration
+
+    def cost(self, inst: ElasticInstance) -> float:
+        """w_j c_j, the column's term of objective (2)."""
+        return inst.jobs[self.job].weight * self.end
+
+
+def all_columns(inst: ElasticInstance, gammas: Sequence[Gamma]) -> list[Column]:
+    return [Column(c, t) for g in gammas for c in g.configs for t in c.starts(inst)]
+
+
+def _capacity_terms(
+    inst: ElasticInstance, columns: Sequence[Column]
+) -> dict[tuple[int, int, int], list[tuple[int, float]]]:
+    """(t, h, r) -> [(column index, f_jh^r(l))] over the columns running in slot t."""
+    terms: dict[tuple[int, int, int], list[tuple[int, float]]] = defaultdict(list)
+    for k, col in enumerate(columns):
+        hs, rs = col.config.usage.nonzero()
+        for h, r in zip(hs.tolist(), rs.tolist(), strict=True):
+            amount = float(col.config.usage[h, r])
+            for t in range(col.start, col.end):
+                terms[(t, h, r)].append((k, amount))
+    return terms
+
+
+def _binding(inst: ElasticInstance, terms: dict, key: tuple[int, int, int]) -> bool:
+    """Whether the columns of a (t, h, r) row can exceed its capacity together."""
+    _, h, r = key
+    return sum(a for _, a in terms[key]) > inst.servers[h].capacity[r] * (1 + 1e-12)
+
+
+def build_packing(
+    inst: ElasticInstance, columns: Sequence[Column], *, relax: bool = False
+) -> pyo.ConcreteModel:
+    """ILP (8)/(17) in its minimization form over ``columns`` (LP relaxation if ``relax``).
+
+    Rows that no combination of columns can violate are left out.
+    """
+    m = pyo.ConcreteModel(name=f"elastic-packing-{inst.name}")
+    m.COLS = pyo.RangeSet(0, len(columns) - 1)
+    m.JOBS = pyo.RangeSet(0, inst.num_jobs - 1)
+    domain = pyo.UnitInterval if relax else pyo.Binary
+    m.x = pyo.Var(m.COLS, domain=domain, bounds=(0, 1))
+    by_job: dict[int, list[int]] = defaultdict(list)
+    for k, col in enumerate(columns):
+        by_job[col.job].append(k)
+    terms = _capacity_terms(inst, columns)
+    rows = sorted(key for key in terms if _binding(inst, terms, key))
+    m.ROWS = pyo.Set(initialize=rows, dimen=3)
+
+    @m.Constraint(m.JOBS)
+    def one_schedule(m, j):  # (2a) with (8b)/(17b) as equality
+        return sum(m.x[k] for k in by_job[j]) == 1
+
+    @m.Constraint(m.ROWS)
+    def capacity(m, t, h, r):  # (8a)/(17a), equivalent to (2h)/(15b)
+        return sum(a * m.x[k] for k, a in terms[(t, h, r)]) <= inst.servers[h].capacity[r]
+
+    m.weighted_completion = pyo.Objective(  # (2)/(15)
+        expr=sum(col.cost(inst) * m.x[k] for k, col in enumerate(columns)), sense=pyo.minimize
+    )
+    return m
