@@ -141,11 +141,12 @@ def to_frame(rows: Iterable[Comparison]):  # type: ignore[no-untyped-def]
     return pd.DataFrame([r.to_json() for r in rows])
 
 
-#: The columns a person reads first.
+#: The columns a person reads first. ``value`` is the objective of a verified solution, or
+#: the certified bound of a relaxation (``value_kind`` says which).
 TABLE_COLUMNS = (
     "method",
     "status",
-    "objective",
+    "value",
     "value_kind",
     "ratio",
     "reference_kind",
@@ -156,19 +157,34 @@ TABLE_COLUMNS = (
 )
 
 
+def _value(r: Comparison) -> float | None:
+    """The number a row's ratio is computed from: objective, or the relaxation's bound."""
+    if r.value_kind == "objective" or r.objective is not None:
+        return r.objective
+    if r.ratio is None or r.reference is None:
+        return None
+    return r.ratio * r.reference
+
+
+def _cell(x: float) -> str:
+    """Four significant digits; whole numbers from 10,000 up to 1e15 in full."""
+    return f"{x:,.0f}" if 1e4 <= abs(x) < 1e15 else f"{x:.4g}"
+
+
 def format_table(rows: Iterable[Comparison], columns: Sequence[str] = TABLE_COLUMNS) -> str:
-    """A plain-text table of comparison records."""
+    """A plain-text table of comparison records; unknown cells (None, NaN) are blank. Besides
+    the record fields, ``value`` (see :data:`TABLE_COLUMNS`) may be asked for."""
     import pandas as pd
 
-    with pd.option_context(
-        "display.width",
-        140,
-        "display.max_columns",
-        20,
-        "display.float_format",
-        lambda x: f"{x:,.4g}",
-    ):
-        return str(to_frame(rows)[list(columns)].to_string(index=False))
+    rows = list(rows)
+    frame = to_frame(rows)
+    frame["value"] = pd.Series([_value(r) for r in rows], dtype=float)
+    frame = frame[list(columns)].copy()
+    for c in frame.columns:
+        if frame[c].dtype.kind == "O":  # None in a column of objects (holds, names)
+            frame[c] = frame[c].map(lambda v: "" if v is None else v)
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        return str(frame.to_string(index=False, na_rep="", float_format=_cell))
 
 
 #: The fields of a sweep record that key it: a rerun skips a (instance, method) pair whose key is
@@ -316,11 +332,15 @@ def _append_line(fd: int, line: str) -> None:
     os.fsync(fd)
 
 
-def save_counterexample(instance: Any, record: dict[str, Any], directory: str | Path) -> Path:
-    """Write ``{instance, record}`` as JSON; the instance part loads with dlsched.instances."""
+def save_counterexample(
+    instance: Any, record: dict[str, Any], directory: str | Path, stem: str | None = None
+) -> Path:
+    """Write ``{instance, record}`` as JSON (``stem``.json, by default family, instance hash
+    and method); the instance part loads with dlsched.instances."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    path = d / f"{instance.family}-{instance_hash(instance)}-{record.get('method', 'x')}.json"
+    stem = stem or f"{instance.family}-{instance_hash(instance)}-{record.get('method', 'x')}"
+    path = d / f"{stem}.json"
     payload = {"instance": to_dict(instance), "record": record}
     return write_text_atomic(path, json.dumps(payload, indent=1) + "\n")
 

@@ -21,7 +21,7 @@ class Activity:
 
     key: Hashable
     duration: float
-    usage: Mapping[Hashable, float]
+    usage: Mapping[Any, float]
     payload: Any = None
 
 
@@ -32,7 +32,7 @@ class Started:
     key: Hashable
     start: float
     end: float
-    usage: Mapping[Hashable, float]
+    usage: Mapping[Any, float]
     payload: Any = None
 
 
@@ -59,7 +59,7 @@ class SimResult:
 class Simulator:
     """The state a policy may read: clock, free capacity, running activities."""
 
-    def __init__(self, capacity: Mapping[Hashable, float]) -> None:
+    def __init__(self, capacity: Mapping[Any, float]) -> None:
         self.capacity = dict(capacity)
         self.used: dict[Hashable, float] = dict.fromkeys(self.capacity, 0.0)
         self.now = 0.0
@@ -71,7 +71,7 @@ class Simulator:
     def free(self, resource: Hashable) -> float:
         return self.capacity[resource] - self.used[resource]
 
-    def fits(self, usage: Mapping[Hashable, float]) -> bool:
+    def fits(self, usage: Mapping[Any, float]) -> bool:
         return all(self.free(r) + CAPACITY_TOL >= a for r, a in usage.items())
 
     def _start(self, act: Activity) -> None:
@@ -102,7 +102,7 @@ class Simulator:
 
 def simulate(
     arrivals: Iterable[tuple[float, Hashable]],
-    capacity: Mapping[Hashable, float],
+    capacity: Mapping[Any, float],
     policy: Policy,
     *,
     tick: float | None = None,

@@ -14,7 +14,6 @@ record) by :func:`save_counterexample` and returned in the sweep's report; nothi
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -23,14 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from dlsched import bounds
+from dlsched.bounds import SLACK
 from dlsched.families import Guarantee
-from dlsched.instances import to_dict, write_text_atomic
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.solvers import SolveOptions, Status
-
-#: Relative slack allowed before a ratio counts as a violation (solver tolerances).
-SLACK = 1e-6
 
 
 def theorem4_guarantee(instance: HareInstance) -> float:
@@ -120,12 +117,10 @@ def theorem4_record(
 
 
 def save_counterexample(instance: HareInstance, record: Theorem4Record, directory: Path) -> Path:
-    """Write ``{"instance": ..., "record": ...}`` to ``directory/<instance name>.json``."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    payload = {"instance": to_dict(instance), "record": record.to_json()}
-    path = directory / f"counterexample-{instance.name}.json"
-    return write_text_atomic(path, json.dumps(payload, indent=1) + "\n")
+    """The core's counterexample file, as ``directory/counterexample-<instance name>.json``."""
+    return bounds.save_counterexample(
+        instance, record.to_json(), directory, stem=f"counterexample-{instance.name}"
+    )
 
 
 def random_small_instance(
