@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlsched.errors import OptionError
+from dlsched.result import Outcome
 from dlsched.solvers.base import SolveOptions
 
 
@@ -25,7 +26,7 @@ class MethodOptions:
 @dataclass(frozen=True)
 class Method:
     name: str
-    run: Callable[[Any, MethodOptions], Any]  # (instance, options) -> Outcome
+    run: Callable[[Any, MethodOptions], Outcome]  # (instance, options) -> verified Outcome
     summary: str
     exact: bool = False
     params: tuple[str, ...] = ()  # parameter names the method accepts
@@ -37,7 +38,7 @@ def methods(family: str) -> dict[str, Method]:
     return dict(families.get(family).methods())
 
 
-def run_method(instance: Any, method: str, options: MethodOptions | None = None) -> Any:
+def run_method(instance: Any, method: str, options: MethodOptions | None = None) -> Outcome:
     """Run a named method of the instance's family and return its verified Outcome."""
     table = methods(instance.family)
     if method not in table:

@@ -13,9 +13,8 @@ class, not a GPU: one optional interval per (task, class) and one cumulative of 
 given c GPUs (interval graphs are perfect; :func:`colour_pools` does it greedily by start), and
 every schedule on the GPUs gives such intervals. It removes the |class|! symmetric copies of each
 schedule instead of cutting them with ordering constraints, and halves the literals on the
-generator's instances (2 GPUs per type). On random-8gpu-18tasks-s110 it proves the optimum in
-10.1 s where one NoOverlap per GPU (with symmetry breaking) stops at an 8.5 % gap after 60 s
-(benchmarks/RESULTS_hare.md, section 2).
+generator's instances (2 GPUs per type); benchmarks/RESULTS_hare.md (section 2) measures it
+against one NoOverlap per GPU.
 
 CP-SAT needs integers: times are multiplied by the smallest power of ten (<= 1e6) making every
 time integral, weights likewise. With integral data some optimal schedule has integral starts
