@@ -64,11 +64,17 @@ def _binding(inst: ElasticInstance, terms: dict, key: tuple[int, int, int]) -> b
 
 
 def build_packing(
-    inst: ElasticInstance, columns: Sequence[Column], *, relax: bool = False
+    inst: ElasticInstance,
+    columns: Sequence[Column],
+    *,
+    relax: bool = False,
+    penalty: float | None = None,
 ) -> pyo.ConcreteModel:
     """ILP (8)/(17) in its minimization form over ``columns`` (LP relaxation if ``relax``).
 
-    Rows that no combination of columns can violate are left out.
+    Rows that no combination of columns can violate are left out. With ``penalty``, each job
+    also has an artificial column ``art[j]`` of that cost using no resource (a restricted master
+    of column generation stays feasible).
     """
     m = pyo.ConcreteModel(name=f"elastic-packing-{inst.name}")
     m.COLS = pyo.RangeSet(0, len(columns) - 1)
@@ -82,15 +88,19 @@ def build_packing(
     rows = sorted(key for key in terms if _binding(inst, terms, key))
     m.ROWS = pyo.Set(initialize=rows, dimen=3)
 
+    m.art = pyo.Var(m.JOBS, bounds=(0, 1 if penalty is not None else 0))
+
     @m.Constraint(m.JOBS)
     def one_schedule(m, j):  # (2a) with (8b)/(17b) as equality
-        return sum(m.x[k] for k in by_job[j]) == 1
+        return sum(m.x[k] for k in by_job[j]) + m.art[j] == 1
 
     @m.Constraint(m.ROWS)
     def capacity(m, t, h, r):  # (8a)/(17a), equivalent to (2h)/(15b)
         return sum(a * m.x[k] for k, a in terms[(t, h, r)]) <= inst.servers[h].capacity[r]
 
+    artificial = sum(m.art[j] for j in m.JOBS) * (penalty or 0.0)
     m.weighted_completion = pyo.Objective(  # (2)/(15)
-        expr=sum(col.cost(inst) * m.x[k] for k, col in enumerate(columns)), sense=pyo.minimize
+        expr=sum(col.cost(inst) * m.x[k] for k, col in enumerate(columns)) + artificial,
+        sense=pyo.minimize,
     )
     return m

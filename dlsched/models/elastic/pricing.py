@@ -1,0 +1,209 @@
+"""Exact pricing: the cheapest schedule of one job under unit resource prices.
+
+Zhou et al., problems (12) (parameter server) and (20) (Ring-AllReduce): given prices
+Y[t, h, r] >= 0 (the duals delta_h^r(t) of (9)/(18)) and free capacities, find the schedule l of
+job j minimising ``w_j c_l + sum_{t in T(l)} sum_h sum_r Y[t, h, r] f_jh^r(l)`` (the completion
+term makes it the reduced cost of the minimization ILP; pass ``weight=0`` for (12) itself).
+
+Why it is exact. Fix the worker type m, the PS type p, the worker count n, whether the job is
+colocated (q) and hence its duration d (eq. 1/14 and (2f)), and the start t. Then
+
+- q = 1: all n workers and one PS on one server h: try every h;
+- q = 0 (PS): the PSs sit on one server h_ps (a wider PS set is dominated, see
+  :mod:`.enumerate`) with g < n of the workers; the other n - g workers cost
+  sum_h alpha_h y_h with alpha_h = sum_{t, r} Y e_m^r and 0 <= y_h <= cap_h: a continuous
+  knapsack with unit items, solved exactly by filling the cheapest servers first. Every
+  (h_ps, g) is tried;
+- q = 0 (Ring-AllReduce): the n workers fill the cheapest servers first.
+
+A q = 0 placement that lands on one server is still feasible (it is slower than it needs to
+be), so the minimum over these candidates is the minimum over Gamma_j.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from dlsched.models.elastic.enumerate import Config, ps_count
+from dlsched.models.elastic.instance import ElasticInstance, duration
+
+
+@dataclass(frozen=True)
+class Priced:
+    """The cheapest schedule found: its priced cost and the schedule (config + start)."""
+
+    cost: float
+    config: Config | None
+    start: int
+
+
+class Pricer:
+    """Prices Y [T, H, R] and free capacities [T, H, R] of an instance, with window sums
+    cached per duration."""
+
+    def __init__(self, inst: ElasticInstance, prices: np.ndarray, free: np.ndarray | None = None):
+        self.inst = inst
+        cap = np.array([s.capacity for s in inst.servers], dtype=float)
+        self.free = np.broadcast_to(cap, prices.shape) if free is None else free
+        self.prefix = np.concatenate([np.zeros((1, *prices.shape[1:])), prices.cumsum(axis=0)])
+        self._win: dict[int, np.ndarray] = {}
+        self._room: dict[int, np.ndarray] = {}
+
+    def window(self, d: int) -> np.ndarray:
+        """[t, h, r]: the sum of prices over slots t .. t+d-1, for every start t."""
+        if d not in self._win:
+            self._win[d] = self.prefix[d:] - self.prefix[:-d]
+        return self._win[d]
+
+    def room(self, d: int) -> np.ndarray:
+        """[t, h, r]: the least free capacity over slots t .. t+d-1."""
+        if d not in self._room:
+            self._room[d] = sliding_window_view(self.free, d, axis=0).min(axis=-1)
+        return self._room[d]
+
+
+def _caps(room: np.ndarray, demand: np.ndarray, limit: int) -> np.ndarray:
+    """[t, h]: most units of ``demand`` that fit in ``room`` [t, h, r] (at most ``limit``)."""
+    pos = demand > 0
+    if not pos.any():
+        return np.full(room.shape[:2], limit)
+    fit = np.floor(room[:, :, pos] / demand[pos] + 1e-9).min(axis=2)
+    return np.clip(fit, 0, limit).astype(int)
+
+
+def _fill_costs(alpha: np.ndarray, caps: np.ndarray, most: int) -> np.ndarray:
+    """[t, k]: cheapest cost of k = 0..most unit items over servers of unit cost alpha [t, h]
+    and capacity caps [t, h] (inf when k do not fit)."""
+    order = np.argsort(alpha, axis=1, kind="stable")
+    a = np.take_along_axis(alpha, order, axis=1)
+    c = np.take_along_axis(caps, order, axis=1)
+    cum_c = np.concatenate([np.zeros((len(a), 1)), c.cumsum(axis=1)], axis=1)
+    cum_v = np.concatenate([np.zeros((len(a), 1)), (a * c).cumsum(axis=1)], axis=1)
+    out = np.full((len(a), most + 1), np.inf)
+    rows = np.arange(len(a))
+    for k in range(most + 1):
+        idx = np.minimum((cum_c[:, 1:] < k).sum(axis=1), a.shape[1] - 1)
+        val = cum_v[rows, idx] + (k - cum_c[rows, idx]) * a[rows, idx]
+        out[:, k] = np.where(cum_c[:, -1] >= k, val, np.inf)
+    return out
+
+
+def _fill(alpha: np.ndarray, caps: np.ndarray, k: int) -> list[int]:
+    """The greedy placement of k unit items behind :func:`_fill_costs` (one start)."""
+    y = [0] * len(alpha)
+    for h in np.argsort(alpha, kind="stable").tolist():
+        y[h] = int(min(caps[h], k))
+        k -= y[h]
+    return y
+
+
+def price_job(pr: Pricer, j: int, weight: float | None = None) -> Priced:
+    """The cheapest schedule of job j (see the module docstring); cost inf if none fits."""
+    inst = pr.inst
+    w = inst.jobs[j].weight if weight is None else weight
+    best = Priced(math.inf, None, 0)
+    for m in range(len(inst.worker_types)):
+        for p in inst.ps_choices():
+            for n in range(1, inst.jobs[j].chunks + 1):
+                for q in (True, False):
+                    cand = _price_shape(pr, j, m, p, n, q, w)
+                    if cand.cost < best.cost:
+                        best = cand
+    return best
+
+
+def _price_shape(pr: Pricer, j: int, m: int, p: int, n: int, q: bool, w: float) -> Priced:
+    """Cheapest schedule with worker type m, PS type p, n workers and colocation q."""
+    inst = pr.inst
+    d = duration(inst, j, m, p if inst.is_ps else None, n, q)
+    first = inst.jobs[j].arrival
+    if first + d > inst.horizon:
+        return Priced(math.inf, None, 0)
+    win, room = pr.window(d)[first:], pr.room(d)[first:]
+    e = np.array(inst.worker_types[m].demand)
+    alpha = win @ e  # [t, h]
+    base = w * (np.arange(first, first + len(win)) + d)
+    if inst.is_ps:
+        z = np.array(inst.ps_types[p].demand)
+        return (_ps_colocated if q else _ps_spread)(pr, j, m, p, n, d, alpha, win @ z, room, base)
+    return (_ring_colocated if q else _ring_spread)(pr, j, m, n, d, alpha, room, base)
+
+
+def _best(cost: np.ndarray, first: int) -> tuple[float, int, tuple[int, ...]]:
+    """Minimum of cost [t, ...] and its index (t absolute)."""
+    k = np.unravel_index(int(np.argmin(cost)), cost.shape)
+    return float(cost[k]), first + int(k[0]), tuple(int(x) for x in k[1:])
+
+
+def _config(pr: Pricer, j: int, m: int, p: int, y: list[int], s: list[int], d: int) -> Config:
+    inst = pr.inst
+    u = np.outer(np.array(y, dtype=float), np.array(inst.worker_types[m].demand))
+    if inst.is_ps:
+        u += np.outer(np.array(s, dtype=float), np.array(inst.ps_types[p].demand))
+    return Config(j, m, p, tuple(y), tuple(s), d, u)
+
+
+def _ps_colocated(pr, j, m, p, n, d, alpha, beta, room, base) -> Priced:  # type: ignore[no-untyped-def]
+    inst = pr.inst
+    need = n * np.array(inst.worker_types[m].demand) + np.array(inst.ps_types[p].demand)
+    fits = (room >= need - 1e-9).all(axis=2)  # [t, h]
+    cost = np.where(fits, base[:, None] + n * alpha + beta, np.inf)
+    val, t, (h,) = _best(cost, inst.jobs[j].arrival)
+    if not math.isfinite(val):
+        return Priced(math.inf, None, 0)
+    y, s = [0] * inst.num_servers, [0] * inst.num_servers
+    y[h], s[h] = n, 1
+    return Priced(val, _config(pr, j, m, p, y, s, d), t)
+
+
+def _ps_spread(pr, j, m, p, n, d, alpha, beta, room, base) -> Priced:  # type: ignore[no-untyped-def]
+    inst = pr.inst
+    e = np.array(inst.worker_types[m].demand)
+    z = np.array(inst.ps_types[p].demand)
+    caps = _caps(room, e, n)
+    first = inst.jobs[j].arrival
+    best = Priced(math.inf, None, 0)
+    for h in range(inst.num_servers):
+        others = caps.copy()
+        others[:, h] = 0
+        fill = _fill_costs(alpha, others, n)  # [t, k]
+        for g in range(n):
+            s = ps_count(inst, m, p, n - g)
+            ok = (room[:, h, :] >= g * e + s * z - 1e-9).all(axis=1)
+            cost = np.where(ok, base + g * alpha[:, h] + s * beta[:, h] + fill[:, n - g], np.inf)
+            val, t, _ = _best(cost, first)
+            if val < best.cost:
+                y = _fill(alpha[t - first], others[t - first], n - g)
+                y[h] = g
+                ps = [0] * inst.num_servers
+                ps[h] = s
+                best = Priced(val, _config(pr, j, m, p, y, ps, d), t)
+    return best
+
+
+def _ring_colocated(pr, j, m, n, d, alpha, room, base) -> Priced:  # type: ignore[no-untyped-def]
+    inst = pr.inst
+    fits = _caps(room, np.array(inst.worker_types[m].demand), n) >= n
+    cost = np.where(fits, base[:, None] + n * alpha, np.inf)
+    val, t, (h,) = _best(cost, inst.jobs[j].arrival)
+    if not math.isfinite(val):
+        return Priced(math.inf, None, 0)
+    y = [0] * inst.num_servers
+    y[h] = n
+    return Priced(val, _config(pr, j, m, 0, y, [0] * inst.num_servers, d), t)
+
+
+def _ring_spread(pr, j, m, n, d, alpha, room, base) -> Priced:  # type: ignore[no-untyped-def]
+    inst = pr.inst
+    caps = _caps(room, np.array(inst.worker_types[m].demand), n)
+    cost = base + _fill_costs(alpha, caps, n)[:, n]
+    val, t, _ = _best(cost, inst.jobs[j].arrival)
+    if not math.isfinite(val):
+        return Priced(math.inf, None, 0)
+    first = inst.jobs[j].arrival
+    y = _fill(alpha[t - first], caps[t - first], n)
+    return Priced(val, _config(pr, j, m, 0, y, [0] * inst.num_servers, d), t)
