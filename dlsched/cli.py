@@ -9,7 +9,10 @@
     dlsched demo
 
 INSTANCE is a path to a JSON file or a bundled name such as ``placement/liu2024-motivating``.
-Bad instances and impossible options exit with status 2 and a one-line message.
+Bad instances and impossible options exit with status 2 and a one-line message; output paths
+(``-o``, ``--plot``) are checked before any solving. Limits: ``--time-limit`` at most
+:data:`MAX_TIME_LIMIT` seconds, ``--threads`` at most :data:`MAX_THREADS`, seeds in
+[0, :data:`MAX_SEED`].
 """
 
 from __future__ import annotations
@@ -17,12 +20,23 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from dlsched.errors import DlschedError, InternalError, OptionError
+
+#: Longest accepted time limit in seconds (about 11.6 days); SCIP refuses anything above 1e20.
+MAX_TIME_LIMIT = 1e6
+#: Most solver threads accepted (more only makes the solvers thrash).
+MAX_THREADS = 256
+#: Largest seed (CP-SAT takes a signed 32-bit seed).
+MAX_SEED = 2**31 - 1
+#: Longest file or folder name, in bytes, and longest path (the usual Linux limits).
+NAME_MAX = 255
+PATH_MAX = 4096
 
 
 def _parse_value(text: str) -> Any:
@@ -42,17 +56,81 @@ def _category(text: str) -> tuple[int, ...]:
     return parts
 
 
-def _positive_float(name: str):  # type: ignore[no-untyped-def]
+def _time_limit(name: str) -> Callable[[str], float]:
+    """argparse type: seconds in (0, MAX_TIME_LIMIT]."""
+
     def parse(text: str) -> float:
         try:
             x = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} {text!r}: expected a number") from None
-        if not (x > 0 and math.isfinite(x)):
-            raise argparse.ArgumentTypeError(f"{name} {text!r}: must be a positive number")
+        if not (0 < x <= MAX_TIME_LIMIT):
+            raise argparse.ArgumentTypeError(
+                f"{name} {text!r}: must be a number of seconds in (0, {MAX_TIME_LIMIT:g}]"
+            )
         return x
 
     return parse
+
+
+def _integer(name: str, low: int, high: int | None = None) -> Callable[[str], int]:
+    """argparse type: an integer in [low, high]."""
+
+    def parse(text: str) -> int:
+        try:
+            x = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {text!r}: expected an integer") from None
+        if x < low or (high is not None and x > high):
+            span = f"at least {low}" if high is None else f"in [{low}, {high}]"
+            raise argparse.ArgumentTypeError(f"{name} {text!r}: must be {span}")
+        return x
+
+    return parse
+
+
+def _short(text: str, keep: int = 60) -> str:
+    """``text`` cut in the middle to at most ``keep`` characters (for one-line messages)."""
+    return text if len(text) <= keep else f"{text[:40]}...{text[-(keep - 43) :]}"
+
+
+def _check_lengths(option: str, path: str) -> None:
+    """OptionError if ``path`` or one of its names is longer than the file system allows."""
+    if len(path.encode()) > PATH_MAX:
+        raise OptionError(option, _short(path), f"path longer than {PATH_MAX} bytes")
+    if any(len(part.encode()) > NAME_MAX for part in Path(path).parts):
+        raise OptionError(option, _short(path), f"a name in the path is over {NAME_MAX} bytes")
+
+
+def _check_output(option: str, path: str, formats: Collection[str] = ()) -> Path:
+    """Check, before any work, that ``path`` can be written (and has one of ``formats``)."""
+    _check_lengths(option, path)
+    p = Path(path)
+    if not p.parent.is_dir():
+        raise OptionError(option, _short(path), f"folder {_short(str(p.parent))!r} does not exist")
+    if p.is_dir():
+        raise OptionError(option, _short(path), "is a folder, expected a file name")
+    if not os.access(p.parent, os.W_OK):
+        raise OptionError(option, _short(path), "its folder is not writable")
+    ext = p.suffix[1:].lower()
+    if formats and ext not in formats:
+        known = ", ".join(sorted(formats))
+        raise OptionError(option, _short(path), f"unknown format {ext!r} (supported: {known})")
+    return p
+
+
+def _picture_formats() -> set[str]:
+    """File extensions matplotlib can save to."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return set(FigureCanvasBase.get_supported_filetypes())
+
+
+def _load(ref: str) -> Any:
+    from dlsched.instances import load
+
+    _check_lengths("INSTANCE", ref)
+    return load(ref)
 
 
 def _json_safe(x: Any) -> Any:
@@ -67,16 +145,24 @@ def _json_safe(x: Any) -> Any:
     return x
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dlsched", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
+SEED = _integer("--seed", 0, MAX_SEED)
+COUNT = _integer("--count", 1)
+JOBS = _integer("--jobs", 1)
+WORKERS = _integer("--workers", 1)
+TIME_LIMIT_HELP = f"seconds, at most {MAX_TIME_LIMIT:g}"
 
+
+def _add_solve(sub: Any) -> None:
     s = sub.add_parser("solve", help="solve an instance with a method")
     s.add_argument("instance", help="path to a JSON instance or a bundled name")
     s.add_argument("--method", required=True, help="method name (see `dlsched methods FAMILY`)")
-    s.add_argument("--time-limit", type=_positive_float("--time-limit"), default=None)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument(
+        "--time-limit", type=_time_limit("--time-limit"), default=None, help=TIME_LIMIT_HELP
+    )
+    s.add_argument("--seed", type=SEED, default=0)
+    s.add_argument(
+        "--threads", type=_integer("--threads", 1, MAX_THREADS), default=1, help="solver threads"
+    )
     s.add_argument("--backend", default=None, help="solver backend for exact methods")
     s.add_argument("--category", type=_category, default=None, help="K_1,...,K_S (placement)")
     s.add_argument("--alpha", type=float, default=None)
@@ -92,43 +178,65 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--plot", default=None, metavar="FILE", help="save a picture of the solution")
 
+
+def _add_generate(sub: Any) -> None:
+    g = sub.add_parser("generate", help="generate a random instance")
+    g.add_argument("family")
+    g.add_argument("--jobs", type=JOBS, required=True)
+    g.add_argument("--workers", type=WORKERS, required=True, help="workers / GPUs")
+    g.add_argument("--seed", type=SEED, default=0)
+    g.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="generator parameter (see the family's generate())",
+    )
+    g.add_argument("-o", "--output", required=True)
+
+
+def _add_compare(sub: Any) -> None:
+    c = sub.add_parser("compare", help="methods beside the certified optimum and guarantees")
+    c.add_argument("instance")
+    c.add_argument("--methods", required=True, help="comma-separated method names")
+    c.add_argument("--reference", default="exact")
+    c.add_argument(
+        "--time-limit", type=_time_limit("--time-limit"), default=None, help=TIME_LIMIT_HELP
+    )
+    c.add_argument("--seed", type=SEED, default=0)
+    c.add_argument("--json", action="store_true")
+
+
+def _add_sweep(sub: Any) -> None:
+    w = sub.add_parser("sweep", help="compare over generated instances (resumable)")
+    w.add_argument("family")
+    w.add_argument("--count", type=COUNT, required=True)
+    w.add_argument("--jobs", type=JOBS, required=True)
+    w.add_argument("--workers", type=WORKERS, required=True)
+    w.add_argument("--first-seed", type=_integer("--first-seed", 0, MAX_SEED), default=0)
+    w.add_argument("--methods", required=True)
+    w.add_argument("--reference", default="exact")
+    w.add_argument(
+        "--time-limit", type=_time_limit("--time-limit"), default=None, help=TIME_LIMIT_HELP
+    )
+    w.add_argument("--counterexamples", default="counterexamples")
+    w.add_argument("-o", "--output", required=True, help="JSON-lines file (appended)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dlsched", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    _add_solve(sub)
     i = sub.add_parser("instances", help="bundled instances")
     isub = i.add_subparsers(dest="action", required=True)
     isub.add_parser("list", help="list bundled instances")
     show = isub.add_parser("show", help="print an instance as JSON")
     show.add_argument("instance")
-
     m = sub.add_parser("methods", help="list the methods of a family")
     m.add_argument("family")
-
-    g = sub.add_parser("generate", help="generate a random instance")
-    g.add_argument("family")
-    g.add_argument("--jobs", type=int, required=True)
-    g.add_argument("--workers", type=int, required=True, help="workers / GPUs")
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
-    g.add_argument("-o", "--output", required=True)
-
-    c = sub.add_parser("compare", help="methods beside the certified optimum and guarantees")
-    c.add_argument("instance")
-    c.add_argument("--methods", required=True, help="comma-separated method names")
-    c.add_argument("--reference", default="exact")
-    c.add_argument("--time-limit", type=_positive_float("--time-limit"), default=None)
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--json", action="store_true")
-
-    w = sub.add_parser("sweep", help="compare over generated instances (resumable)")
-    w.add_argument("family")
-    w.add_argument("--count", type=int, required=True)
-    w.add_argument("--jobs", type=int, required=True)
-    w.add_argument("--workers", type=int, required=True)
-    w.add_argument("--first-seed", type=int, default=0)
-    w.add_argument("--methods", required=True)
-    w.add_argument("--reference", default="exact")
-    w.add_argument("--time-limit", type=_positive_float("--time-limit"), default=None)
-    w.add_argument("--counterexamples", default="counterexamples")
-    w.add_argument("-o", "--output", required=True, help="JSON-lines file (appended)")
-
+    _add_generate(sub)
+    _add_compare(sub)
+    _add_sweep(sub)
     d = sub.add_parser("demo", help="run the main job on the bundled instances")
     d.add_argument("--quick", action="store_true", help="smallest instances only")
     return p
@@ -148,45 +256,61 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _number(x: float | None, missing: str = "-") -> str:
+    return missing if x is None else f"{x:.8g}"
+
+
+def _outcome_lines(outcome: Any, inst: Any) -> list[str]:
+    """The human-readable report of ``dlsched solve``: missing numbers as "-", gap in %."""
+    gap = "-" if outcome.gap is None else f"{outcome.gap:.2%}"
+    lines = [
+        f"instance   {outcome.instance}  ({inst.family})",
+        f"method     {outcome.method}",
+        f"status     {outcome.status}",
+        f"objective  {_number(outcome.objective)}",
+        f"bound      {_number(outcome.bound, 'none proved')}",
+        f"gap        {gap}",
+        f"wall time  {outcome.wall_time:.3f} s",
+    ]
+    sol = outcome.to_json(inst).get("solution")
+    if isinstance(sol, dict) and "jobs" in sol:
+        lines += [f"  {name}: {ws}" for name, ws in sol["jobs"].items()]
+    return lines
+
+
 def cmd_solve(args: argparse.Namespace) -> int:
     from dlsched import families
-    from dlsched.instances import load
     from dlsched.models import MethodOptions, run_method
     from dlsched.solvers.base import SolveOptions
 
-    inst = load(args.instance)
+    inst = _load(args.instance)
+    plot = _check_output("--plot", args.plot, _picture_formats()) if args.plot else None
     opts = MethodOptions(
         solve=SolveOptions(time_limit=args.time_limit, seed=args.seed, threads=args.threads),
         params=_params(args),
     )
     outcome = run_method(inst, args.method, opts)
-    if args.plot:
-        families.of(inst).plot(inst, outcome, Path(args.plot))
     if args.json:
         print(json.dumps(_json_safe(outcome.to_json(inst)), indent=1))
     else:
-        print(f"instance   {outcome.instance}  ({inst.family})")
-        print(f"method     {outcome.method}")
-        print(f"status     {outcome.status}")
-        print(f"objective  {outcome.objective}")
-        print(f"bound      {outcome.bound}")
-        print(f"gap        {outcome.gap}")
-        print(f"wall time  {outcome.wall_time:.3f} s")
-        sol = outcome.to_json(inst).get("solution")
-        if isinstance(sol, dict) and "jobs" in sol:
-            for name, ws in sol["jobs"].items():
-                print(f"  {name}: {ws}")
+        print("\n".join(_outcome_lines(outcome, inst)))
+    if plot is not None:  # after printing: a failing picture never loses the result
+        sys.stdout.flush()
+        try:
+            families.of(inst).plot(inst, outcome, plot)
+        except OSError as e:
+            raise OptionError("--plot", _short(args.plot), e.strerror or str(e)) from None
     return 0
 
 
 def cmd_instances(args: argparse.Namespace) -> int:
-    from dlsched.instances import bundled, dumps, load
+    from dlsched.instances import bundled, dumps
 
     if args.action == "list":
         for name in bundled():
             print(name)
     else:
-        sys.stdout.write(dumps(load(args.instance)))
+        sys.stdout.write(dumps(_load(args.instance)))
     return 0
 
 
@@ -203,8 +327,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from dlsched import families
     from dlsched.instances import save
 
+    _check_output("-o", args.output)
     inst = families.get(args.family).generate(args.jobs, args.workers, args.seed, **_params(args))
-    path = save(inst, args.output)
+    try:
+        path = save(inst, args.output)
+    except OSError as e:
+        raise OptionError("-o", _short(args.output), e.strerror or str(e)) from None
     print(f"wrote {path}")
     return 0
 
@@ -218,11 +346,10 @@ def _methods_arg(text: str) -> list[str]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from dlsched.bounds import compare, format_table
-    from dlsched.instances import load
     from dlsched.models import MethodOptions
     from dlsched.solvers.base import SolveOptions
 
-    inst = load(args.instance)
+    inst = _load(args.instance)
     opts = MethodOptions(solve=SolveOptions(time_limit=args.time_limit, seed=args.seed))
     rows = compare(inst, _methods_arg(args.methods), args.reference, opts)
     if args.json:
@@ -238,8 +365,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from dlsched.models import MethodOptions
     from dlsched.solvers.base import SolveOptions
 
-    if args.count < 1:
-        raise OptionError("--count", args.count, "must be at least 1")
+    _check_output("-o", args.output)
+    _check_lengths("--counterexamples", args.counterexamples)
     family = families.get(args.family)
     instances = (
         family.generate(args.jobs, args.workers, seed)
@@ -270,26 +397,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(quick=args.quick)
 
 
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "solve": cmd_solve,
+    "instances": cmd_instances,
+    "methods": cmd_methods,
+    "generate": cmd_generate,
+    "compare": cmd_compare,
+    "sweep": cmd_sweep,
+    "demo": cmd_demo,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = {
-        "solve": cmd_solve,
-        "instances": cmd_instances,
-        "methods": cmd_methods,
-        "generate": cmd_generate,
-        "compare": cmd_compare,
-        "sweep": cmd_sweep,
-        "demo": cmd_demo,
-    }[args.command]
     try:
-        return handler(args)
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse printed the usage and its error (or the help)
+        return e.code if isinstance(e.code, int) else 0 if e.code is None else 2
+    try:
+        return HANDLERS[args.command](args)
     except DlschedError as e:
         print(f"dlsched: error: {e}", file=sys.stderr)
         return 2
     except InternalError as e:
         print(f"dlsched: {e} (please report this)", file=sys.stderr)
         return 3
+    except BrokenPipeError:  # the reader went away (``dlsched ... | head``): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit-time flush cannot fail again
+        return 141  # 128 + SIGPIPE, what a shell reports for a command killed by the pipe
     except KeyboardInterrupt:  # pragma: no cover
         print("dlsched: interrupted", file=sys.stderr)
         return 130

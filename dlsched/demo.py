@@ -6,15 +6,21 @@ from __future__ import annotations
 import time
 
 from dlsched import families
-from dlsched.bounds import TABLE_COLUMNS, compare, format_table
+from dlsched.bounds import TABLE_COLUMNS, Comparison, compare, format_table
 from dlsched.instances import load
 from dlsched.models import MethodOptions
 from dlsched.solvers import SolveOptions
 
 COLUMNS = tuple(c for c in TABLE_COLUMNS if c != "guarantee_name")
+INTRO = (
+    "dlsched demo: each objective is re-verified by its family checker from the raw instance.",
+    "'value' is a method's objective, or its certified lower bound when 'value_kind' is bound;",
+    "'ratio' is value / certified optimum ('reference_kind' says if only a bound is known);",
+    "'guarantee' is the applicable theorem's bound on the ratio (blank: none applies).",
+)
 
 
-def _show(name: str, rows: list) -> None:
+def _show(name: str, rows: list[Comparison]) -> None:
     print(f"\n== {name}")
     print(format_table(rows, COLUMNS))
 
@@ -22,10 +28,8 @@ def _show(name: str, rows: list) -> None:
 def run_demo(quick: bool = False) -> int:
     t0 = time.perf_counter()
     opts = MethodOptions(solve=SolveOptions(time_limit=60, seed=0))
-    print(
-        "dlsched demo: each objective is re-verified by its family checker from the raw instance;"
-    )
-    print("'ratio' is objective / certified optimum ('reference_kind' says if only a bound).")
+    for line in INTRO:
+        print(line)
     for name in families.names():
         family = families.get(name)
         print(f"\n# {name} ({family.paper})")

@@ -151,3 +151,172 @@ def test_sweep_appends_and_resumes(capsys, tmp_path: Path) -> None:
     code, out, _ = run(capsys, *argv)
     assert "0 new records" in out
     assert len(log.read_text().splitlines()) == 6
+
+
+LONG = "a" * 300
+GEN_HARE = ["generate", "hare", "--jobs", "3", "--workers", "2", "-o", "{tmp}/h.json"]
+GEN_PLACEMENT = ["generate", "placement", "--jobs", "3", "--workers", "5", "-o", "{tmp}/p.json"]
+SOLVE_TOY = ["solve", "hare/toy-2gpu", "--method", "exact"]
+SWEEP = ["sweep", "hare", "--jobs", "2", "--workers", "2", "--methods", "hare"]
+
+#: (command line, fragment of the error line); "{tmp}" is a fresh folder.
+BAD_COMMAND_LINES = [
+    (["methods", "hare.gantt"], "family"),
+    (["methods", "../x"], "family"),
+    ([*GEN_HARE, "--param", "foo=1"], "foo"),
+    ([*GEN_HARE, "--param", "arrival_span=-5"], "arrival_span"),
+    ([*GEN_HARE, "--param", "arrival_span=NaN"], "arrival_span"),
+    ([*GEN_HARE, "--param", "rounds=nan"], "rounds"),
+    ([*GEN_HARE, "--param", "rounds=[3,1]"], "rounds"),
+    ([*GEN_HARE, "--param", "tasks=[0,2]"], "tasks"),
+    ([*GEN_HARE, "--param", "tasks=[1,1e30]"], "tasks"),
+    ([*GEN_HARE, "--param", "decimals=1.5"], "decimals"),
+    ([*GEN_PLACEMENT, "--param", "foo=1"], "foo"),
+    ([*GEN_PLACEMENT, "--param", "noise=NaN"], "noise"),
+    ([*GEN_PLACEMENT, "--param", "noise=nan"], "noise"),
+    ([*GEN_PLACEMENT, "--param", "gpus_per_node=1.5"], "gpus_per_node"),
+    ([*GEN_PLACEMENT, "--param", "inter_node_gbps=-1"], "inter_node_gbps"),
+    ([*GEN_PLACEMENT, "--param", "layout=ring"], "layout"),
+    ([*GEN_PLACEMENT, "--param", "name=true"], "name"),
+    (["generate", "placement", "--jobs", "2000", "--workers", "2000", "-o", "x.json"], "--jobs"),
+    (["generate", "hare", "--jobs", "0", "--workers", "2", "-o", "{tmp}/h.json"], "--jobs"),
+    (["generate", "hare", "--jobs", "3", "--workers", "-1", "-o", "{tmp}/h.json"], "--workers"),
+    ([*GEN_HARE, "--seed", "-1"], "--seed"),
+    (["generate", "hare", "--jobs", "3", "--workers", "2", "-o", "{tmp}/" + LONG], "-o"),
+    (["generate", "hare", "--jobs", "3", "--workers", "2", "-o", "{tmp}/no/h.json"], "-o"),
+    ([*SOLVE_TOY, "--plot", "{tmp}/missing/g.png"], "--plot"),
+    ([*SOLVE_TOY, "--plot", "{tmp}/g.pdfx"], "pdfx"),
+    ([*SOLVE_TOY, "--plot", "{tmp}"], "--plot"),
+    ([*SOLVE_TOY, "--plot", "{tmp}/" + LONG + ".png"], "--plot"),
+    (["solve", LONG, "--method", "exact"], "INSTANCE"),
+    (["solve", "placement/" + LONG, "--method", "exact"], "INSTANCE"),
+    (["instances", "show", LONG], "INSTANCE"),
+    ([*SOLVE_TOY, "--time-limit", "1e21"], "--time-limit"),
+    ([*SOLVE_TOY, "--time-limit", "inf"], "--time-limit"),
+    ([*SOLVE_TOY, "--threads", "0"], "--threads"),
+    ([*SOLVE_TOY, "--threads", "-3"], "--threads"),
+    ([*SOLVE_TOY, "--threads", "100000"], "--threads"),
+    ([*SOLVE_TOY, "--seed", "-1"], "--seed"),
+    ([*SOLVE_TOY, "--seed", str(2**40)], "--seed"),
+    (["compare", "hare/toy-2gpu", "--methods", "hare", "--time-limit", "1e21"], "--time-limit"),
+    ([*SWEEP, "--count", "0", "-o", "{tmp}/s.jsonl"], "--count"),
+    ([*SWEEP, "--count", "1", "--first-seed", "-2", "-o", "{tmp}/s.jsonl"], "--first-seed"),
+    ([*SWEEP, "--count", "1", "-o", "{tmp}/missing/s.jsonl"], "-o"),
+]
+
+
+@pytest.mark.parametrize(("argv", "fragment"), BAD_COMMAND_LINES)
+def test_bad_command_lines_exit_2_with_one_error_line(capsys, tmp_path, argv, fragment) -> None:
+    code, _, err = run(capsys, *(a.replace("{tmp}", str(tmp_path)) for a in argv))
+    lines = err.strip().splitlines()
+    assert code == 2 and "Traceback" not in err
+    if lines[0].startswith("usage:"):  # argparse: usage lines, then its error
+        assert lines[-1].startswith("dlsched ") and ": error: " in lines[-1]
+    else:
+        assert len(lines) == 1 and lines[0].startswith("dlsched: error: ")
+    assert fragment in lines[-1] and len(lines[-1]) < 300
+    assert not list(tmp_path.iterdir()), "nothing is written on bad input"
+
+
+def test_plot_path_is_checked_before_solving(capsys, tmp_path, monkeypatch) -> None:
+    import dlsched.models
+
+    def never(*_args: object, **_kw: object) -> None:
+        raise AssertionError("solved before the --plot path was checked")
+
+    monkeypatch.setattr(dlsched.models, "run_method", never)
+    for plot in (tmp_path / "missing" / "g.png", tmp_path / "g.pdfx"):
+        code, _, err = run(capsys, *SOLVE_TOY, "--plot", str(plot))
+        assert code == 2 and "--plot" in err
+
+
+def test_a_failing_plot_keeps_the_printed_result(capsys, tmp_path) -> None:
+    argv = ["solve", "placement/liu2024-motivating", "--method", "has", "--plot"]
+    code, out, err = run(capsys, *argv, str(tmp_path / "p.png"))
+    assert code == 2 and "no plot" in err
+    assert "objective  11225.837" in out
+
+
+def test_solve_text_prints_no_none_and_gap_in_percent(capsys) -> None:
+    code, out, _ = run(capsys, "solve", "placement/liu2024-motivating", "--method", "has")
+    assert code == 0 and "None" not in out
+    assert "bound      none proved" in out and "gap        -" in out
+    code, out, _ = run(capsys, "solve", "placement/liu2024-motivating", "--method", "exact")
+    assert "objective  10592.029" in out and "gap        0.00%" in out
+
+
+def _row(method: str, value_kind: str, objective: float | None, ratio: float | None):
+    from dlsched.bounds import Comparison
+
+    return Comparison(
+        instance="x",
+        instance_hash="0",
+        family="hare",
+        method=method,
+        status="optimal",
+        objective=objective,
+        wall_time=0.5,
+        reference_method="exact",
+        reference=20.0,
+        reference_kind="optimum",
+        value_kind=value_kind,
+        ratio=ratio,
+        gap=None if ratio is None else ratio - 1,
+        guarantee_name=None,
+        guarantee=float("nan"),
+        holds=None,
+    )
+
+
+def test_table_shows_the_bound_of_a_relaxation_and_no_nan() -> None:
+    from dlsched.bounds import format_table
+
+    rows = [_row("exact", "objective", 20.0, 1.0), _row("relaxation", "bound", None, 0.8)]
+    text = format_table(rows)
+    assert "NaN" not in text and "None" not in text and "nan" not in text
+    header, exact, relax = text.splitlines()
+    assert header.split()[:3] == ["method", "status", "value"]
+    assert relax.split()[:4] == ["relaxation", "optimal", "16", "bound"]
+
+
+def test_demo_prints_no_nan(capsys, monkeypatch) -> None:
+    from dlsched import demo
+
+    monkeypatch.setattr(demo.families, "names", lambda: ["hare"])
+    code, out, _ = run(capsys, "demo", "--quick")
+    assert code == 0 and "NaN" not in out and "None" not in out
+    relax = next(line for line in out.splitlines() if line.strip().startswith("relaxation"))
+    assert relax.split()[2] == "11.5"  # toy-2gpu's LP bound, shown as the value
+
+
+def test_gantt_has_a_legend_and_the_status_in_its_title(tmp_path) -> None:
+    from types import SimpleNamespace
+
+    from dlsched.instances import load
+    from dlsched.models import run_method
+    from dlsched.models.hare.gantt import gantt, outcome_title
+
+    inst = load("hare/toy-2gpu")
+    out = run_method(inst, "hare")
+    ax = gantt(inst, out.solution)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"j1", "j2"} <= set(labels) and "synchronization $T^s$" in labels
+    cut = SimpleNamespace(method="exact", status="time_limit", objective=13.5, bound=9.0, gap=1 / 3)
+    title = outcome_title(inst, cut)
+    assert "time_limit" in title and "13.5" in title and "33.33%" in title
+    done = SimpleNamespace(method="exact", status="optimal", objective=13.5, bound=13.5, gap=0.0)
+    assert outcome_title(inst, done).endswith("optimal, objective 13.5")
+
+
+def test_a_closed_pipe_ends_quietly(capsys, monkeypatch) -> None:
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    stream = os.fdopen(write, "w", buffering=1)
+    monkeypatch.setattr(sys, "stdout", stream)
+    try:
+        code = main(["instances", "list"])
+    finally:
+        stream.close()
+    assert code == 141 and "Traceback" not in capsys.readouterr().err

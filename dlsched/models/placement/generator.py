@@ -24,6 +24,9 @@ With these figures the average communication time at K = 300 is close to the pap
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 
 from dlsched.errors import OptionError
@@ -64,6 +67,48 @@ PROVENANCE = {
 }
 
 
+#: Largest jobs x workers (the throughput matrix has one cell per pair).
+MAX_CELLS = 10**6
+#: Largest throughput noise: (1 - 0.99) x the slowest Table III figure still rounds above 0.
+MAX_NOISE = 0.99
+#: Link rates accepted, Gbit/s (the instance format's range).
+GBPS = (1e-6, 1e5)
+PARAMS = ("layout", "gpus_per_node", "noise", "intra_node_gbps", "inter_node_gbps", "name")
+
+
+def _integer(name: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise OptionError(name, value, f"expected an integer in [{low}, {high}]")
+    return value
+
+
+def _number(name: str, value: Any, low: float, high: float) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (ok and math.isfinite(value) and low <= value <= high):
+        raise OptionError(name, value, f"expected a number in [{low:g}, {high:g}]")
+    return float(value)
+
+
+def _check(jobs: Any, workers: Any, seed: Any, params: dict[str, Any]) -> None:
+    """OptionError naming the first parameter of :func:`generate` that is out of range."""
+    _integer("--jobs", jobs, 1, MAX_CELLS)
+    _integer("--workers", workers, 1, MAX_CELLS)
+    if workers < jobs:
+        raise OptionError("--workers", workers, f"must be at least --jobs ({jobs})")
+    _integer("--seed", seed, 0, 2**32 - 1)
+    if jobs * workers > MAX_CELLS:
+        raise OptionError("--jobs/--workers", (jobs, workers), f"jobs x workers > {MAX_CELLS}")
+    if params["layout"] not in ("homogeneous", "mixed"):
+        raise OptionError("layout", params["layout"], "must be 'homogeneous' or 'mixed'")
+    _integer("gpus_per_node", params["gpus_per_node"], 1, MAX_CELLS)
+    _number("noise", params["noise"], 0.0, MAX_NOISE)
+    for key in ("intra_node_gbps", "inter_node_gbps"):
+        _number(key, params[key], *GBPS)
+    name = params["name"]
+    if name is not None and not (isinstance(name, str) and name.strip()):
+        raise OptionError("name", name, "expected a non-empty string")
+
+
 def generate(
     jobs: int,
     workers: int,
@@ -75,6 +120,7 @@ def generate(
     intra_node_gbps: float = 300.0,
     inter_node_gbps: float = 10.0,
     name: str | None = None,
+    **unknown: Any,
 ) -> PlacementInstance:
     """S = ``jobs`` Table III jobs (a seeded sample; with replacement beyond five) on K =
     ``workers`` GPUs.
@@ -83,33 +129,59 @@ def generate(
     (ratio 1:1:1 when K is a multiple of 15). ``layout="mixed"``: worker k has type k mod 3 and
     sits on node k // gpus_per_node. ``noise`` = epsilon perturbs every throughput uniformly in
     [(1 - eps) rho, (1 + eps) rho] (the paper's prediction-error study).
+
+    Every parameter is checked first (OptionError naming it): 1 <= jobs <= workers, jobs x
+    workers <= :data:`MAX_CELLS`, seed in [0, 2^32), gpus_per_node >= 1, noise in [0,
+    :data:`MAX_NOISE`], link rates in :data:`GBPS`, name a non-empty string.
     """
-    if jobs < 1:
-        raise OptionError("--jobs", jobs, "must be at least 1")
-    if workers < jobs:
-        raise OptionError("--workers", workers, f"must be at least --jobs ({jobs})")
-    if gpus_per_node < 1:
-        raise OptionError("gpus_per_node", gpus_per_node, "must be at least 1")
-    if layout not in ("homogeneous", "mixed"):
-        raise OptionError("layout", layout, "must be 'homogeneous' or 'mixed'")
-    if not 0 <= noise < 1:
-        raise OptionError("noise", noise, "must lie in [0, 1)")
+    if unknown:
+        key = sorted(unknown)[0]
+        raise OptionError(key, unknown[key], f"unknown parameter (known: {', '.join(PARAMS)})")
+    params = {
+        "layout": layout,
+        "gpus_per_node": gpus_per_node,
+        "noise": noise,
+        "intra_node_gbps": intra_node_gbps,
+        "inter_node_gbps": inter_node_gbps,
+        "name": name,
+    }
+    _check(jobs, workers, seed, params)
     rng = np.random.default_rng(seed)
-    rows = (
-        rng.choice(len(TABLE_III), size=jobs, replace=False)
-        if jobs <= len(TABLE_III)
-        else rng.choice(len(TABLE_III), size=jobs, replace=True)
+    rows = rng.choice(len(TABLE_III), size=jobs, replace=jobs > len(TABLE_III))
+    ws = _workers(workers, layout, gpus_per_node)
+    job_list, matrix = _jobs(rows, ws, noise, rng)
+    return PlacementInstance(
+        name=name or f"liu2024-s{jobs}k{workers}-seed{seed}",
+        jobs=tuple(job_list),
+        workers=tuple(ws),
+        throughput=tuple(matrix),
+        intra_node_gbps=float(intra_node_gbps),
+        inter_node_gbps=float(inter_node_gbps),
+        description=(
+            f"Generated: Table III jobs, V100/P100/T4 1:1:1 ({layout} nodes of {gpus_per_node}),"
+            f" {intra_node_gbps:g}/{inter_node_gbps:g} Gbps, seed {seed}, noise {noise:g}"
+        ),
     )
-    table = throughput_table()
+
+
+def _workers(workers: int, layout: str, gpus_per_node: int) -> list[Worker]:
     ws = []
     for k in range(workers):
         node = k // gpus_per_node
         gpu = GPU_TYPES[node % 3] if layout == "homogeneous" else GPU_TYPES[k % 3]
         ws.append(Worker(name=f"{gpu.lower()}-{k}", gpu=gpu, node=f"node{node}"))
+    return ws
+
+
+def _jobs(
+    rows: np.ndarray, ws: list[Worker], noise: float, rng: np.random.Generator
+) -> tuple[list[PlacementJob], list[tuple[float, ...]]]:
+    """The sampled Table III rows as jobs, and their (perturbed) throughput rows."""
+    table = throughput_table()
     job_list, matrix = [], []
     seen: dict[str, int] = {}
     for r in rows:
-        jname, dataset, size, epochs, mb, _v, _t = TABLE_III[int(r)]
+        jname, _dataset, size, epochs, mb, _v, _t = TABLE_III[int(r)]
         seen[jname] = seen.get(jname, 0) + 1
         label = jname if seen[jname] == 1 else f"{jname}-{seen[jname]}"
         job_list.append(PlacementJob(label, float(size), int(epochs), float(mb)))
@@ -117,18 +189,7 @@ def generate(
         if noise > 0:
             base = base * rng.uniform(1 - noise, 1 + noise, size=len(ws))
         matrix.append(tuple(float(round(x, 3)) for x in base))
-    return PlacementInstance(
-        name=name or f"liu2024-s{jobs}k{workers}-seed{seed}",
-        jobs=tuple(job_list),
-        workers=tuple(ws),
-        throughput=tuple(matrix),
-        intra_node_gbps=intra_node_gbps,
-        inter_node_gbps=inter_node_gbps,
-        description=(
-            f"Generated: Table III jobs, V100/P100/T4 1:1:1 ({layout} nodes of {gpus_per_node}),"
-            f" {intra_node_gbps:g}/{inter_node_gbps:g} Gbps, seed {seed}, noise {noise:g}"
-        ),
-    )
+    return job_list, matrix
 
 
 def gavel_p100_per_v100(path: str) -> float:
