@@ -50,7 +50,8 @@ def solve_exact(
     min_tasks = kw.pop("min_tasks", SUBSET_MIN_TASKS)
     d = scale_data(instance)
     if not (subsets and d.exact and instance.num_tasks > min_tasks):
-        return solve_cpsat_native(instance, options, hint, **cpsat_options)
+        skipped = PriorBounds(info={"subset_bound": None})  # the stage did not run
+        return solve_cpsat_native(instance, options, hint, prior=skipped, **cpsat_options)
     share = None if options.time_limit is None else 0.3 * options.time_limit
     sub = subset_bound(instance, replace(options, time_limit=share), **kw)
     hint = _better(instance, hint, sub.schedule)
