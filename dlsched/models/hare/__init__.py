@@ -49,8 +49,9 @@ class HareFamily:
 
     def methods(self) -> Mapping[str, Method]:
         from dlsched.models.hare.methods import METHODS
+        from dlsched.models.hare.online.methods import ONLINE_METHODS
 
-        return METHODS
+        return {**METHODS, **ONLINE_METHODS}
 
     def generate(self, jobs: int, workers: int, seed: int, **params: Any) -> HareInstance:
         return generate(jobs, workers, seed, **params)

@@ -1,0 +1,175 @@
+"""The online hare methods (Chen et al., IEEE TCC 2024): ``run(instance, MethodOptions) ->
+Outcome`` for every entry of :data:`ONLINE_METHODS`. Each simulates a non-clairvoyant policy
+on the shared engine (:mod:`dlsched.simulate`), turns what trained where into a hare
+``TaskSchedule`` and hands it to :func:`~dlsched.result.verified_outcome`: the hare checker's
+objective (sum of weighted completion times) is the one reported, so the offline ``exact``
+and ``hare`` methods are the clairvoyant references. ``details`` carry the average JCT (the
+paper's online metric), the grouping, the thresholds and the engine's counts.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from dlsched.errors import OptionError
+from dlsched.models import Method, MethodOptions
+from dlsched.models.hare.instance import HareInstance
+from dlsched.result import Outcome, verified_outcome
+
+from .baselines import (
+    default_2dlas_quantum,
+    online_fifo,
+    sched_allox_unit,
+    sched_homo_unit,
+    two_d_las,
+)
+from .common import OnlineHare, average_jct, run_policy
+from .grouping import Groups, group_gpus
+from .hlas import HLAS, QUEUES, Thresholds, default_quantum, make_thresholds
+from .predictors import make_predictor
+
+#: ``grouping="auto"`` solves GPU_Grouping exactly up to this many GPUs, greedily above.
+EXACT_GROUPING_GPUS = 16
+
+_THRESHOLD_PARAMS = ("queues", "quantum", "spacing", "thresholds")
+_HLAS_PARAMS = ("groups", "grouping", "group_idle", *_THRESHOLD_PARAMS)
+
+
+def _thresholds(options: MethodOptions, auto_quantum: float) -> Thresholds:
+    q = options.param("quantum", "auto")
+    if q == "auto":
+        q = auto_quantum
+    ok = isinstance(q, int | float) and not isinstance(q, bool) and math.isfinite(q) and q > 0
+    if not ok:
+        raise OptionError("quantum", q, "expected a positive number or auto")
+    return make_thresholds(
+        float(q),
+        options.param("queues", QUEUES),
+        options.param("spacing", "linear"),
+        options.param("thresholds"),
+    )
+
+
+def _grouping(instance: HareInstance, options: MethodOptions) -> tuple[Groups, dict[str, Any]]:
+    how = options.param("grouping", "auto")
+    if how == "auto":
+        how = "exact" if instance.num_gpus <= EXACT_GROUPING_GPUS else "greedy"
+    if how not in ("exact", "greedy"):
+        raise OptionError("grouping", how, "expected auto, exact or greedy")
+    res = group_gpus(instance, options.param("groups"), how, options.solve)
+    info = {
+        "grouping": res.method,
+        "groups": [[instance.gpus[g] for g in grp] for grp in res.groups],
+        "grouping_spread": res.spread,
+        "grouping_status": str(res.status),
+        "grouping_bound": res.bound,
+    }
+    return res.groups, info
+
+
+def _hlas(with_predictor: bool) -> Callable[[HareInstance, MethodOptions], tuple[Any, dict]]:
+    def build(instance: HareInstance, options: MethodOptions) -> tuple[OnlineHare, dict]:
+        groups, info = _grouping(instance, options)
+        th = _thresholds(options, default_quantum(instance, groups))
+        predictor = None
+        if with_predictor:
+            name = options.param("predictor", "history")
+            predictor = make_predictor(name, options.params)
+            predictor.reset(instance)
+            info["predictor"] = name
+        info["thresholds"] = list(th.upper)
+        idle = options.param("group_idle", "all")
+        info["group_idle"] = idle
+        return HLAS(instance, groups, th, predictor, idle), info
+
+    return build
+
+
+def _two_d_las(instance: HareInstance, options: MethodOptions) -> tuple[OnlineHare, dict]:
+    th = _thresholds(options, default_2dlas_quantum(instance))
+    return two_d_las(instance, th), {"thresholds": list(th.upper)}
+
+
+def _plain(make: Callable[[HareInstance], OnlineHare]) -> Callable[..., tuple[OnlineHare, dict]]:
+    return lambda instance, options: (make(instance), {})
+
+
+def _online(name: str, build: Callable[..., tuple[OnlineHare, dict]]) -> Callable[..., Outcome]:
+    def run(instance: HareInstance, options: MethodOptions) -> Outcome:
+        t0 = time.perf_counter()
+        policy, info = build(instance, options)
+        t1 = time.perf_counter()
+        schedule, sim = run_policy(instance, policy)
+        t2 = time.perf_counter()
+        out = verified_outcome(
+            instance,
+            name,
+            schedule,
+            wall_time=time.perf_counter() - t0,
+            details={
+                **info,
+                "setup_time": t1 - t0,
+                "simulation_time": t2 - t1,
+                "events": sim.events,
+                "decisions": sim.decisions,
+            },
+        )
+        jct = average_jct(instance, out.evaluation.completion)
+        return _with_details(out, {"average_jct": jct})
+
+    return run
+
+
+def _with_details(out: Outcome, extra: dict[str, Any]) -> Outcome:
+    from dataclasses import replace
+
+    return replace(out, details={**out.details, **extra})
+
+
+ONLINE_METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method(
+            "hlas",
+            _online("hlas", _hlas(False)),
+            "online, non-clairvoyant: HLAS (TCC 2024, Algorithms 1-3) on GPU groups",
+            params=_HLAS_PARAMS,
+        ),
+        Method(
+            "hlas-p",
+            _online("hlas-p", _hlas(True)),
+            "online: HLAS-P with a pluggable predictor "
+            "(predictor=history|conservative|oracle|none|hint)",
+            params=(*_HLAS_PARAMS, "predictor", "alpha", "hints"),
+        ),
+        Method(
+            "online-fifo",
+            _online("online-fifo", _plain(online_fifo)),
+            "online: Gavel FIFO, gang on the fastest idle GPUs, job-level non-preemptive",
+        ),
+        Method(
+            "2d-las",
+            _online("2d-las", _two_d_las),
+            "online: Tiresias 2D-LAS (attained GPU time), gang per round, heterogeneity-blind",
+            params=_THRESHOLD_PARAMS,
+        ),
+        Method(
+            "sched-homo-unit",
+            _online("sched-homo-unit", _plain(sched_homo_unit)),
+            "online: Sched_Homo with unit job sizes (Smith's rule on weights), gang",
+        ),
+        Method(
+            "sched-allox-unit",
+            _online("sched-allox-unit", _plain(sched_allox_unit)),
+            "online: AlloX matching with unit job sizes, one GPU per job",
+        ),
+    )
+}
+
+#: The policies a sweep or benchmark runs by default.
+ONLINE_POLICIES = tuple(ONLINE_METHODS)
+
+__all__ = ["EXACT_GROUPING_GPUS", "ONLINE_METHODS", "ONLINE_POLICIES"]
