@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dlsched.errors import DlschedError, InternalError, OptionError
+from dlsched.solvers.base import DEFAULT_TIME_LIMIT
 
 #: Longest accepted time limit in seconds (about 11.6 days); SCIP refuses anything above 1e20.
 MAX_TIME_LIMIT = 1e6
@@ -149,7 +150,10 @@ SEED = _integer("--seed", 0, MAX_SEED)
 COUNT = _integer("--count", 1)
 JOBS = _integer("--jobs", 1)
 WORKERS = _integer("--workers", 1)
-TIME_LIMIT_HELP = f"seconds, at most {MAX_TIME_LIMIT:g}"
+TIME_LIMIT_HELP = (
+    f"seconds per method, model building included (default {DEFAULT_TIME_LIMIT:g}, "
+    f"at most {MAX_TIME_LIMIT:g})"
+)
 
 
 def _add_solve(sub: Any) -> None:
@@ -157,7 +161,10 @@ def _add_solve(sub: Any) -> None:
     s.add_argument("instance", help="path to a JSON instance or a bundled name")
     s.add_argument("--method", required=True, help="method name (see `dlsched methods FAMILY`)")
     s.add_argument(
-        "--time-limit", type=_time_limit("--time-limit"), default=None, help=TIME_LIMIT_HELP
+        "--time-limit",
+        type=_time_limit("--time-limit"),
+        default=DEFAULT_TIME_LIMIT,
+        help=TIME_LIMIT_HELP,
     )
     s.add_argument("--seed", type=SEED, default=0)
     s.add_argument(
@@ -201,7 +208,10 @@ def _add_compare(sub: Any) -> None:
     c.add_argument("--methods", required=True, help="comma-separated method names")
     c.add_argument("--reference", default="exact")
     c.add_argument(
-        "--time-limit", type=_time_limit("--time-limit"), default=None, help=TIME_LIMIT_HELP
+        "--time-limit",
+        type=_time_limit("--time-limit"),
+        default=DEFAULT_TIME_LIMIT,
+        help=TIME_LIMIT_HELP,
     )
     c.add_argument("--seed", type=SEED, default=0)
     c.add_argument("--json", action="store_true")
@@ -217,7 +227,10 @@ def _add_sweep(sub: Any) -> None:
     w.add_argument("--methods", required=True)
     w.add_argument("--reference", default="exact")
     w.add_argument(
-        "--time-limit", type=_time_limit("--time-limit"), default=None, help=TIME_LIMIT_HELP
+        "--time-limit",
+        type=_time_limit("--time-limit"),
+        default=DEFAULT_TIME_LIMIT,
+        help=TIME_LIMIT_HELP,
     )
     w.add_argument("--counterexamples", default="counterexamples")
     w.add_argument("-o", "--output", required=True, help="JSON-lines file (appended)")
