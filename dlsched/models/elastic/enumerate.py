@@ -28,8 +28,8 @@ from dlsched.errors import DlschedError
 from dlsched.models.elastic.instance import ElasticInstance, duration
 from dlsched.models.elastic.solution import JobSchedule
 
-#: Default cap on the configurations generated for one job before dominance.
-MAX_CONFIGS = 200_000
+#: Default cap on the candidate configurations examined for one job (before dominance).
+MAX_CONFIGS = 100_000
 
 
 class EnumerationTooLarge(DlschedError):
@@ -136,10 +136,22 @@ def _ring_config(inst: ElasticInstance, j: int, m: int, y: tuple[int, ...]) -> I
         yield Config(j, m, 0, y, (0,) * len(y), d, _usage(inst, m, None, y, ()))
 
 
-def _raw_configs(inst: ElasticInstance, j: int) -> Iterator[Config]:
+def _raw_configs(inst: ElasticInstance, j: int, max_configs: int) -> Iterator[Config]:
+    """Every candidate configuration; :class:`EnumerationTooLarge` once more than
+    ``max_configs`` candidates (fitting or not) have been examined."""
     chunks = inst.jobs[j].chunks
+    per_placement = len(inst.ps_choices()) * inst.num_servers if inst.is_ps else 1
+    examined = 0
     for m in range(len(inst.worker_types)):
         for y in compositions(worker_caps(inst, m, chunks), 1, chunks):
+            examined += per_placement
+            if examined > max_configs:
+                raise EnumerationTooLarge(
+                    f"job {inst.jobs[j].name}: Gamma_j has more than {max_configs} candidate "
+                    f"configurations (up to D_j = {chunks} workers over {inst.num_servers} "
+                    "servers); the exact route does not apply: use lp-bound (column "
+                    "generation) or a-online, or raise --param max_configs"
+                )
             yield from (_ps_configs if inst.is_ps else _ring_config)(inst, j, m, y)
 
 
@@ -165,17 +177,9 @@ def pareto(configs: list[Config]) -> list[Config]:
 def gamma(inst: ElasticInstance, j: int, max_configs: int = MAX_CONFIGS) -> Gamma:
     """Gamma_j of job j (configurations; starts by :meth:`Config.starts`), dominance applied.
 
-    Raises :class:`EnumerationTooLarge` once more than ``max_configs`` are generated.
+    Raises :class:`EnumerationTooLarge` once more than ``max_configs`` candidates are examined.
     """
-    raw = []
-    for c in _raw_configs(inst, j):
-        raw.append(c)
-        if len(raw) > max_configs:
-            raise EnumerationTooLarge(
-                f"job {inst.jobs[j].name}: Gamma_j has more than {max_configs} configurations "
-                f"(D_j = {inst.jobs[j].chunks} workers over {inst.num_servers} servers); "
-                "the exact route does not apply: use lp-bound (column generation) or a-online"
-            )
+    raw = list(_raw_configs(inst, j, max_configs))
     return Gamma(j, tuple(pareto(raw)), len(raw))
 
 

@@ -55,7 +55,8 @@ class ElasticSchedule:
         return cls(tuple(sorted(items, key=lambda e: (e.job, e.start))))
 
     def to_json(self, instance: ElasticInstance) -> dict[str, Any]:
-        return {"jobs": [_entry(instance, e) for e in self.entries]}
+        """``{"jobs": {job name: its schedule}}``."""
+        return {"jobs": {instance.jobs[e.job].name: _entry(instance, e) for e in self.entries}}
 
     def to_frame(self, instance: ElasticInstance) -> pd.DataFrame:
         import pandas as pd
