@@ -89,13 +89,13 @@ def test_checker_names_the_violated_constraint(change, equation) -> None:
 
 def test_checker_bandwidth_reservation_2i() -> None:
     data = _intro_dict()
-    data["ps_types"][0]["bandwidth"] = 1_000_000  # a PS covers half a remote worker
+    data["ps_types"][0]["bandwidth"] = 1_000_000  # a PS covers a quarter of a remote worker
     inst = loads(json.dumps(data))
     a = JobSchedule(0, 0, 10, 0, 0, (1, 0, 1), (1, 0, 0))
     b = JobSchedule(1, 0, 15, 0, 0, (0, 1, 0), (0, 1, 0))
     with pytest.raises(InfeasibleSolutionError, match=r"\(2i\)"):
         check_schedule(inst, ElasticSchedule.of([a, b]))
-    four = replace(a, ps=(2, 0, 0))  # two PSs on s1 cover the remote worker
+    four = replace(a, ps=(4, 0, 0))  # four PSs on s1 cover the remote worker
     assert check_schedule(inst, ElasticSchedule.of([four, b])).objective == 25.0
 
 
