@@ -1,0 +1,314 @@
+"""The online side of Hare (seed 004, Chen et al., IEEE TCC 2024): the paper's toy examples,
+non-clairvoyance, cross-checks with the offline baselines, the offline optimum as a floor, and
+GPU_Grouping against brute force."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dlsched.errors import OptionError
+from dlsched.instances import load
+from dlsched.models import MethodOptions, run_method
+from dlsched.models.hare.baselines import gavel_fifo, sched_homo
+from dlsched.models.hare.check import check_schedule
+from dlsched.models.hare.generate import GPU_TYPES
+from dlsched.models.hare.instance import HareInstance, HareJob
+from dlsched.models.hare.online.common import task_gpu_time
+from dlsched.models.hare.online.grouping import (
+    build_grouping_model,
+    build_pooled_model,
+    gpu_classes,
+    greedy_grouping,
+    group_gpus,
+    speed_matrix,
+    spread,
+)
+from dlsched.models.hare.online.hlas import make_thresholds, round_times
+from dlsched.models.hare.online.methods import ONLINE_METHODS
+from dlsched.solvers import SolveOptions, Status, solve
+
+FIG12 = "hare/tcc2024-fig12"
+#: Policies that know nothing of a job's rounds (HLAS-P's "none" predictor included).
+BLIND = [
+    ("hlas", {}),
+    ("hlas", {"group_idle": "any"}),
+    ("hlas-p", {"predictor": "none"}),
+    ("online-fifo", {}),
+    ("2d-las", {}),
+    ("sched-homo-unit", {}),
+    ("sched-allox-unit", {}),
+]
+
+
+def _run(inst, method, **params):
+    return run_method(inst, method, MethodOptions(params=params))
+
+
+# --- Fig. 12, Fig. 10 -----------------------------------------------------------------------
+def test_fig12_hlas_average_jct_is_6_7():
+    out = _run(load(FIG12), "hlas")
+    assert out.evaluation.completion == (4.0, 7.0, 9.0)  # round robin, one round a turn
+    assert round(out.details["average_jct"], 1) == 6.7
+
+
+def test_fig12_full_knowledge_is_the_certified_optimum_5_3():
+    inst = load(FIG12)
+    exact = run_method(inst, "exact")
+    oracle = _run(inst, "hlas-p", predictor="oracle")
+    assert exact.status == Status.OPTIMAL and exact.objective == 16.0
+    assert oracle.objective == exact.objective
+    assert round(oracle.details["average_jct"], 1) == 5.3
+
+
+def test_fig12_partial_prediction_j3_at_least_3_rounds_gives_5_7():
+    out = _run(load(FIG12), "hlas-p", predictor="hint", hints={"J3": 3})
+    assert out.evaluation.completion == (3.0, 5.0, 9.0)  # J1, J2 run first, then J3 alone
+    assert round(out.details["average_jct"], 1) == 5.7
+
+
+def test_fig10_task_gpu_time_depends_on_which_gpus_are_idle():
+    job_a, job_b = (3, 3, 1.8, 1.8), (1, 2, 2.5, 1)
+    assert task_gpu_time(4, [0, 1], job_a) == 12
+    assert task_gpu_time(6, [0, 1], job_b) == 8  # B first on GPUs 1-2
+    assert task_gpu_time(4, [2, 3], job_a) == pytest.approx(7.2)
+    assert task_gpu_time(6, [2, 3], job_b) == 9  # A first on GPUs 3-4
+
+
+# --- random instances ------------------------------------------------------------------------
+@st.composite
+def instances(draw, max_jobs=4, max_gpus=3, shape=None):
+    gpus = draw(st.integers(1, max_gpus))
+    types = [list(GPU_TYPES)[draw(st.integers(0, 3))] for _ in range(gpus)]
+    jobs = []
+    for n in range(draw(st.integers(1, max_jobs))):
+        base = draw(st.integers(1, 4))
+        sync = draw(st.integers(0, 2)) / 2
+        rounds, tasks = shape or (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+        jobs.append(
+            HareJob(
+                f"j{n}",
+                float(draw(st.integers(0, 6))),
+                float(draw(st.integers(1, 3))),
+                rounds,
+                tasks,
+                tuple(round(base * GPU_TYPES[t][0], 1) for t in types),
+                tuple(round(sync * GPU_TYPES[t][1], 1) for t in types),
+            )
+        )
+    names = tuple(f"{t}-{k}" for k, t in enumerate(types))
+    return HareInstance("random", names, tuple(jobs))
+
+
+def _items(out):
+    return {(e.task, e.gpu, e.start) for e in out.solution.entries}
+
+
+@settings(max_examples=25)
+@given(instances(), st.data())
+def test_policies_never_read_a_jobs_rounds_before_it_ends(inst, data):
+    """Non-clairvoyance: give one job more rounds; until it ended in the shorter instance, every
+    policy starts the same tasks at the same times on the same GPUs."""
+    x = data.draw(st.integers(0, inst.num_jobs - 1))
+    longer = replace(
+        inst,
+        jobs=tuple(
+            replace(j, rounds=j.rounds + 2) if n == x else j for n, j in enumerate(inst.jobs)
+        ),
+    )
+    for method, params in BLIND:
+        short, long_ = _run(inst, method, **params), _run(longer, method, **params)
+        end = short.evaluation.completion[x]
+        before = {i for i in _items(short) if i[2] < end - 1e-9}
+        assert before == {i for i in _items(long_) if i[2] < end - 1e-9}, method
+
+
+@settings(max_examples=25)
+@given(instances())
+def test_hlas_p_without_information_is_hlas(inst):
+    assert _items(_run(inst, "hlas")) == _items(_run(inst, "hlas-p", predictor="none"))
+
+
+@settings(max_examples=25)
+@given(instances(max_jobs=5))
+def test_online_fifo_on_the_engine_is_the_offline_gavel_fifo(inst):
+    online = _run(inst, "online-fifo")
+    offline = check_schedule(inst, gavel_fifo(inst))
+    assert online.objective == pytest.approx(offline.objective)
+    assert online.evaluation.completion == pytest.approx(offline.completion)
+
+
+@settings(max_examples=20)
+@given(instances(max_jobs=5, shape=(2, 2)))
+def test_sched_homo_unit_is_sched_homo_when_sizes_are_equal(inst):
+    jobs = tuple(replace(j, train_time=inst.jobs[0].train_time) for j in inst.jobs)
+    inst = replace(inst, jobs=tuple(replace(j, sync_time=inst.jobs[0].sync_time) for j in jobs))
+    online = _run(inst, "sched-homo-unit")
+    assert online.objective == pytest.approx(check_schedule(inst, sched_homo(inst)).objective)
+
+
+TINY = [
+    load(FIG12),
+    load("hare/toy-2gpu"),
+    HareInstance(
+        "tiny-hetero",
+        ("V100", "K80"),
+        (
+            HareJob("a", 0.0, 1.0, 2, 2, (1.0, 3.4), (0.5, 0.8)),
+            HareJob("b", 1.0, 2.0, 1, 1, (2.0, 6.8), (0.0, 0.0)),
+            HareJob("c", 1.0, 1.0, 3, 1, (1.0, 3.4), (0.5, 0.8)),
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("inst", TINY, ids=lambda i: i.name)
+def test_every_online_policy_is_at_least_the_certified_offline_optimum(inst):
+    exact = run_method(inst, "exact", MethodOptions(solve=SolveOptions(time_limit=20)))
+    assert exact.status == Status.OPTIMAL
+    for method in ONLINE_METHODS:
+        params = {"predictor": "oracle"} if method == "hlas-p" else {}
+        assert _run(inst, method, **params).objective >= exact.objective - 1e-9, method
+
+
+@settings(max_examples=15)
+@given(instances(max_jobs=3, max_gpus=4))
+def test_every_policy_schedules_every_task_feasibly(inst):
+    for method in ONLINE_METHODS:
+        out = _run(inst, method)  # the checker ran inside; the outcome is verified
+        assert len(out.solution.entries) == inst.num_tasks
+        assert out.details["average_jct"] > 0
+
+
+# --- thresholds and options ----------------------------------------------------------------
+def test_linear_thresholds_put_k_rounds_of_the_quantum_in_queue_k():
+    th = make_thresholds(1.5, queues=4)
+    assert th.upper == (1.5, 3.0, 4.5)
+    assert [th.queue_of(x) for x in (0, 1.49, 1.5, 3.0 - 1e-12, 4.5, 1e9)] == [0, 0, 1, 2, 3, 3]
+    assert make_thresholds(1.0, queues=4, spacing="geometric").upper == (1.0, 2.0, 4.0)
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "name"),
+    [
+        ("hlas", {"quantum": -1}, "quantum"),
+        ("hlas", {"queues": 0}, "queues"),
+        ("hlas", {"spacing": "cubic"}, "spacing"),
+        ("hlas", {"thresholds": [2, 1]}, "thresholds"),
+        ("hlas", {"groups": 0}, "groups"),
+        ("hlas", {"grouping": "random"}, "grouping"),
+        ("hlas", {"group_idle": "some"}, "group_idle"),
+        ("hlas-p", {"predictor": "crystal-ball"}, "predictor"),
+        ("hlas-p", {"predictor": "hint", "hints": {"J9": 1}}, "hints"),
+        ("hlas-p", {"predictor": "conservative", "alpha": 0}, "alpha"),
+    ],
+)
+def test_bad_options_name_the_option(method, params, name):
+    with pytest.raises(OptionError) as err:
+        _run(load(FIG12), method, **params)
+    assert err.value.option == name and "\n" not in str(err.value)
+
+
+# --- GPU_Grouping ----------------------------------------------------------------------------
+def mixed(counts, jobs=3, seed=0):
+    """One GPU type per count (the paper's four types), ``jobs`` random job profiles."""
+    rng = np.random.default_rng(seed)
+    types = [t for t, c in zip(GPU_TYPES, counts, strict=False) for _ in range(c)]
+    js = []
+    for n in range(jobs):
+        bc, bs = rng.uniform(1, 5), rng.uniform(0.1, 1)
+        js.append(
+            HareJob(
+                f"j{n}",
+                0.0,
+                1.0,
+                1,
+                1,
+                tuple(round(bc * GPU_TYPES[t][0], 1) for t in types),
+                tuple(round(bs * GPU_TYPES[t][1], 1) for t in types),
+            )
+        )
+    return HareInstance("mixed", tuple(f"{t}-{k}" for k, t in enumerate(types)), tuple(js))
+
+
+def partitions(items, k):
+    """Every partition of ``items`` into exactly k non-empty groups."""
+    if k == 1:
+        yield (tuple(items),)
+        return
+    if len(items) < k:
+        return
+    first, rest = items[0], items[1:]
+    for p in partitions(rest, k - 1):
+        yield ((first,), *p)
+    for p in partitions(rest, k):
+        for i in range(len(p)):
+            yield (*p[:i], (first, *p[i]), *p[i + 1 :])
+
+
+def brute_force_spread(s, k):
+    return min(spread(s, p) for p in partitions(list(range(s.shape[1])), k))
+
+
+@pytest.mark.parametrize(
+    ("counts", "groups"), [((2, 1, 1, 2), 2), ((3, 2, 1), 3), ((1, 1, 2, 2), 3)]
+)
+def test_grouping_milps_reach_the_brute_force_optimum(counts, groups):
+    inst = mixed(counts)
+    s = speed_matrix(inst)
+    best = brute_force_spread(s, groups)
+    for pooled in (True, False):
+        res = group_gpus(inst, groups, "exact", SolveOptions(time_limit=20), pooled=pooled)
+        assert res.status == Status.OPTIMAL
+        assert res.spread == pytest.approx(best, abs=1e-9)
+        assert spread(s, res.groups) == res.spread
+    greedy = group_gpus(inst, groups, "greedy")
+    assert greedy.spread >= best - 1e-12
+
+
+def test_grouping_counts_partitions_once_after_symmetry_breaking():
+    """With every job's speeds equal the spread is 0 for many groupings; the binary model with
+    lowest-GPU ordering has exactly one labelling per partition: Stirling S(4, 2) = 7."""
+    s = np.ones((1, 4))
+    m = build_grouping_model(s, 2)
+    import pyomo.environ as pyo
+
+    count = 0
+    for z in itertools.product((0, 1), repeat=4):  # z[g] = 1: GPU g in group 1
+        for g in range(4):
+            m.z[g, 0].fix(1 - z[g])
+            m.z[g, 1].fix(z[g])
+        ok = all(
+            (c.lower is None or pyo.value(c.body) >= c.lower - 1e-9)
+            and (c.upper is None or pyo.value(c.body) <= c.upper + 1e-9)
+            for name in ("one_group", "non_empty", "lowest_gpu_order")
+            for c in getattr(m, name).values()
+        )
+        count += ok
+    assert count == 7
+
+
+def test_pooled_grouping_of_16_gpus_of_4_types_in_4_groups_is_certified():
+    inst = mixed((7, 5, 3, 1), jobs=8)
+    s = speed_matrix(inst)
+    assert len(gpu_classes(s)) == 4
+    res = group_gpus(inst, 4, "exact", SolveOptions(time_limit=10), pooled=True)
+    assert res.status == Status.OPTIMAL
+    greedy = greedy_grouping(s, 4)
+    assert spread(s, greedy) >= res.spread - 1e-9
+    model = build_pooled_model(s, gpu_classes(s), 4)
+    again = solve(model, "highs", SolveOptions(time_limit=10))
+    assert again.objective == pytest.approx(res.spread, abs=1e-6)
+
+
+def test_one_group_has_no_spread_and_the_round_time_of_the_whole_cluster():
+    inst = mixed((1, 1, 1, 1))
+    res = group_gpus(inst, 1, "greedy")
+    assert res.spread == 0 and res.status == Status.OPTIMAL
+    s = 1 / (inst.tc + inst.ts)
+    assert round_times(inst, res.groups) == pytest.approx(1 / s.sum(axis=1))
