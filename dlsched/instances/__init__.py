@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -33,8 +34,12 @@ def from_dict(data: Any, source: str = "<dict>") -> Any:
     try:
         family = families.get(fam)
     except DlschedError:
+        close = (
+            difflib.get_close_matches(fam, families.names(), n=1) if isinstance(fam, str) else []
+        )
+        hint = f"; did you mean '{close[0]}'?" if close else ""
         raise InstanceError(
-            source, "family", fam, f"unknown family (known: {', '.join(families.names())})"
+            source, "family", fam, f"unknown family (known: {', '.join(families.names())}){hint}"
         ) from None
     return family.from_dict(data, source)
 
@@ -43,9 +48,56 @@ def to_dict(instance: Any) -> dict[str, Any]:
     return families.of(instance).to_dict(instance)
 
 
+#: JSON tokens that open, close or separate values, and object keys (strings before a colon).
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?|[][{},]')
+#: Nesting reported as too deep; real instances nest four levels.
+MAX_DEPTH = 100
+
+
+def _parse_int(text: str) -> int | float:
+    """Integers of more than 20 digits are far beyond every field's range: read them as
+    floats, so that no conversion fails (Python refuses to read ints of over 4300 digits) and
+    the error shows a readable 1e+25 (or inf)."""
+    return int(text) if len(text) <= 20 else float(text)
+
+
+def _too_deep(text: str) -> tuple[str, int] | None:
+    """The field path (first steps) and offset where ``text`` first nests beyond MAX_DEPTH."""
+    stack: list[str | int] = []
+    for m in _TOKEN.finditer(text):
+        t = m.group()
+        if t in ("[", "{"):
+            stack.append(0 if t == "[" else "")
+            if len(stack) > MAX_DEPTH:
+                steps = [f"[{s}]" if isinstance(s, int) else f".{s}" for s in stack[:8]]
+                return "".join(steps).lstrip(".") + "...", m.start()
+        elif t in ("]", "}"):
+            if stack:
+                stack.pop()
+        elif t == ",":
+            if stack and isinstance(stack[-1], int):
+                stack[-1] += 1
+        elif m.group(1) and stack:
+            stack[-1] = json.loads(t[: t.rindex('"') + 1])
+    return None
+
+
 def loads(text: str, source: str = "<string>") -> Any:
     try:
-        data = json.loads(text)
+        return from_dict(_parse(text, source), source)
+    except RecursionError:  # from the parser or from printing a value in an error message
+        deep = _too_deep(text)
+        if deep is None:
+            raise
+        field, pos = deep
+        raise InstanceError(
+            source, field, text[pos : pos + 20], f"JSON nested more than {MAX_DEPTH} levels deep"
+        ) from None
+
+
+def _parse(text: str, source: str) -> Any:
+    try:
+        return json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as e:
         raise InstanceError(
             source,
@@ -53,7 +105,6 @@ def loads(text: str, source: str = "<string>") -> Any:
             text[max(0, e.pos - 20) : e.pos + 20],
             f"broken JSON: {e.msg} at line {e.lineno} column {e.colno}",
         ) from None
-    return from_dict(data, source)
 
 
 def bundled() -> list[str]:

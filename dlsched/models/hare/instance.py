@@ -6,7 +6,13 @@ of Distributed Machine Learning on Heterogeneous GPUs*. HPDC 2022, Section 5.
 Job n arrives at ``arrival`` (a_n), has weight ``weight`` (w_n), ``rounds`` training rounds
 (|R_n|) of ``tasks_per_round`` parallel tasks (|D_r|). One task of job n takes
 ``train_time[m]`` (T^c_{n,m}) to train and ``sync_time[m]`` (T^s_{n,m}) to synchronize on GPU m
-(lists aligned with ``gpus``). Times are in any consistent unit (seconds in the paper).
+(lists aligned with ``gpus``, or objects keyed by GPU name). Times are in any consistent unit
+(seconds in the paper).
+
+Accepted ranges (:data:`LIMITS`): arrival and sync_time 0 to 1e9, train_time 1e-6 to 1e9,
+weight 1e-6 to 1e6, rounds and tasks_per_round integers from 1 to 1e6, and at most 1e6 tasks
+in all. 1e-6 is the finest time step of the exact route (times are scaled by at most 1e6);
+1e9 seconds is three decades. Unknown keys are refused.
 
 A task is identified by ``(n, r, k)``: job index, round index (0-based), index within the round.
 """
@@ -20,9 +26,32 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import InstanceError
-from dlsched.instances.validate import Reader, check_integer, check_number, unique_names
+from dlsched.instances.validate import (
+    COUNT,
+    MAX_COUNT,
+    RESOLUTION,
+    Range,
+    Reader,
+    check_integer,
+    check_keys,
+    check_number,
+    number_list,
+    unique_names,
+)
 
 Task = tuple[int, int, int]
+
+#: The accepted range of every numeric field (documented in the module docstring).
+LIMITS = {
+    "arrival": Range(0, 1e9),
+    "weight": Range(RESOLUTION, 1e6),
+    "rounds": COUNT,
+    "tasks_per_round": COUNT,
+    "train_time": Range(RESOLUTION, 1e9),
+    "sync_time": Range(0, 1e9),
+}
+_FIELDS = ("family", "name", "description", "gpus", "jobs")
+_JOB_FIELDS = ("name", "arrival", "weight", "rounds", "tasks_per_round", "train_time", "sync_time")
 
 
 @dataclass(frozen=True)
@@ -124,83 +153,66 @@ def validate_hare(inst: HareInstance, source: str) -> None:
     if len(set(inst.gpus)) != m:
         dup = next(g for k, g in enumerate(inst.gpus) if g in inst.gpus[:k])
         raise InstanceError(source, "gpus", dup, "duplicate GPU name")
+    tasks = 0
     for i, j in enumerate(inst.jobs):
         f = f"jobs[{i}]"
-        check_number(j.arrival, source, f"{f}.arrival", nonnegative=True)
-        check_number(j.weight, source, f"{f}.weight", positive=True)
-        check_integer(j.rounds, source, f"{f}.rounds", minimum=1)
-        check_integer(j.tasks_per_round, source, f"{f}.tasks_per_round", minimum=1)
-        for key, values, positive in (
-            ("train_time", j.train_time, True),
-            ("sync_time", j.sync_time, False),
-        ):
-            if len(values) != m:
-                raise InstanceError(
-                    source,
-                    f"{f}.{key}",
-                    list(values),
-                    f"expected {m} entries (one per GPU), got {len(values)}",
-                )
-            for k, v in enumerate(values):
-                check_number(
-                    v, source, f"{f}.{key}[{k}]", positive=positive, nonnegative=not positive
-                )
+        check_number(j.arrival, source, f"{f}.arrival", LIMITS["arrival"])
+        check_number(j.weight, source, f"{f}.weight", LIMITS["weight"])
+        check_integer(j.rounds, source, f"{f}.rounds", LIMITS["rounds"])
+        check_integer(j.tasks_per_round, source, f"{f}.tasks_per_round", LIMITS["tasks_per_round"])
+        number_list(j.train_time, source, f"{f}.train_time", m, LIMITS["train_time"])
+        number_list(j.sync_time, source, f"{f}.sync_time", m, LIMITS["sync_time"])
+        tasks += j.rounds * j.tasks_per_round
+        if tasks > MAX_COUNT:
+            raise InstanceError(
+                source,
+                f"{f}.rounds",
+                j.rounds,
+                f"more than {MAX_COUNT:g} tasks in all (rounds x tasks_per_round, summed)",
+            )
     unique_names([j.name for j in inst.jobs], source, "jobs")
 
 
-def _times(r: Reader, key: str, gpus: tuple[str, ...], positive: bool) -> tuple[float, ...]:
+def _times(r: Reader, key: str, gpus: tuple[str, ...]) -> tuple[float, ...]:
     raw = r.raw(key)
-    field_name = r._field(key)
+    field_name = r.field(key)
     if isinstance(raw, dict):  # keyed by GPU name (an accepted extension)
+        check_keys(raw, gpus, r.source, field_name, "GPU")
         missing = [g for g in gpus if g not in raw]
         if missing:
             raise InstanceError(r.source, field_name, raw, f"no value for GPU '{missing[0]}'")
         raw = [raw[g] for g in gpus]
-    if not isinstance(raw, list):
-        raise InstanceError(r.source, field_name, raw, "expected a JSON array of numbers")
-    if len(raw) != len(gpus):
-        raise InstanceError(
-            r.source,
-            field_name,
-            raw,
-            f"expected {len(gpus)} entries (one per GPU), got {len(raw)}",
-        )
-    return tuple(
-        check_number(v, r.source, f"{field_name}[{k}]", positive=positive, nonnegative=not positive)
-        for k, v in enumerate(raw)
-    )
+    return number_list(raw, r.source, field_name, len(gpus), LIMITS[key])
 
 
 def hare_from_dict(data: Any, source: str) -> HareInstance:
-    r = Reader(data, source)
+    r = Reader(data, source, fields=_FIELDS)
     name = r.string("name")
-    gpus_raw = r.array("gpus")
     gpus = []
-    for k, g in enumerate(gpus_raw):
+    for k, g in enumerate(r.array("gpus")):
         if isinstance(g, dict):  # {"name": ...} objects are accepted too
-            g = r.child("gpus", g, k).string("name")
+            g = r.child("gpus", g, k, fields=("name",)).string("name")
         if not isinstance(g, str) or not g:
             raise InstanceError(source, f"gpus[{k}]", g, "expected a non-empty string")
         gpus.append(g)
     gpus_t = tuple(gpus)
     jobs = []
     for i, j in enumerate(r.array("jobs")):
-        jr = r.child("jobs", j, i)
+        jr = r.child("jobs", j, i, fields=_JOB_FIELDS)
         jobs.append(
             HareJob(
                 name=jr.string("name"),
-                arrival=jr.number("arrival", 0.0, nonnegative=True),
-                weight=jr.number("weight", 1.0, positive=True),
-                rounds=jr.integer("rounds", minimum=1),
-                tasks_per_round=jr.integer("tasks_per_round", minimum=1),
-                train_time=_times(jr, "train_time", gpus_t, positive=True),
-                sync_time=_times(jr, "sync_time", gpus_t, positive=False),
+                arrival=jr.number("arrival", LIMITS["arrival"], 0.0),
+                weight=jr.number("weight", LIMITS["weight"], 1.0),
+                rounds=jr.integer("rounds", LIMITS["rounds"]),
+                tasks_per_round=jr.integer("tasks_per_round", LIMITS["tasks_per_round"]),
+                train_time=_times(jr, "train_time", gpus_t),
+                sync_time=_times(jr, "sync_time", gpus_t),
             )
         )
+    description = r.string("description", "", empty=True)
     try:
-        return HareInstance(
-            name=name, gpus=gpus_t, jobs=tuple(jobs), description=str(r.raw("description", ""))
-        )
+        return HareInstance(name=name, gpus=gpus_t, jobs=tuple(jobs), description=description)
     except InstanceError as e:
         raise InstanceError(source, e.field, e.value, e.reason) from None
 

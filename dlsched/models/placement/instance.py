@@ -5,13 +5,20 @@ Clusters*. IEEE TPDS 35(6), 2024.
 
 Units (all fields of the JSON file):
 
-- ``jobs[i].dataset_size``  |Pi_i|, samples per epoch
-- ``jobs[i].epochs``        T_i, integer >= 1
-- ``jobs[i].model_size_mb`` D_i, megabytes (1 MB = 8e6 bits) exchanged by Ring-AllReduce
-- ``jobs[i].throughput``    rho[i, k], samples per second, either a list aligned with
-  ``workers`` or an object keyed by GPU type
-- ``network.intra_node_gbps`` / ``network.inter_node_gbps``  link rates in Gbit/s (1e9 bit/s)
+- ``jobs[i].dataset_size``  |Pi_i|, samples per epoch, 1e-6 to 1e9
+- ``jobs[i].epochs``        T_i, integer from 1 to 1e6
+- ``jobs[i].model_size_mb`` D_i, megabytes (1 MB = 8e6 bits) exchanged by Ring-AllReduce,
+  0 to 1e6 (a terabyte)
+- ``jobs[i].throughput``    rho[i, k], samples per second, 1e-6 to 1e6, either a list aligned
+  with ``workers`` or an object keyed by GPU type
+- ``network.intra_node_gbps`` / ``network.inter_node_gbps``  link rates in Gbit/s (1e9 bit/s),
+  1e-6 to 1e5
+- ``workers[k].node``       a node name (string; default ``"node0"``)
 - JCTs and every objective are in seconds.
+
+The ranges (:data:`LIMITS`) hold every real cluster by orders of magnitude; values outside
+them are unit mistakes that would only push the exact solvers past their numerical range.
+Unknown keys are refused.
 """
 
 from __future__ import annotations
@@ -23,10 +30,31 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import InstanceError
-from dlsched.instances.validate import Reader, check_number, number_list, unique_names
+from dlsched.instances.validate import (
+    COUNT,
+    RESOLUTION,
+    Range,
+    Reader,
+    check_integer,
+    check_keys,
+    check_number,
+    number_list,
+    unique_names,
+)
 
 BITS_PER_MB = 8e6
 BITS_PER_GBIT = 1e9
+
+#: The accepted range of every numeric field (documented in the module docstring).
+LIMITS = {
+    "dataset_size": Range(RESOLUTION, 1e9),
+    "epochs": COUNT,
+    "model_size_mb": Range(0, 1e6),
+    "throughput": Range(RESOLUTION, 1e6),
+    "gbps": Range(RESOLUTION, 1e5),
+}
+_FIELDS = ("family", "name", "description", "network", "workers", "jobs")
+_JOB_FIELDS = ("name", "dataset_size", "epochs", "model_size_mb", "throughput")
 
 
 @dataclass(frozen=True)
@@ -122,19 +150,15 @@ def validate_placement(inst: PlacementInstance, source: str) -> None:
     if len(inst.throughput) != s:
         raise InstanceError(source, "throughput", len(inst.throughput), f"expected {s} rows")
     for i, row in enumerate(inst.throughput):
-        if len(row) != k:
-            raise InstanceError(
-                source, f"jobs[{i}].throughput", list(row), f"expected {k} entries (one per worker)"
-            )
-        for kk, v in enumerate(row):
-            check_number(v, source, f"jobs[{i}].throughput[{kk}]", positive=True)
+        number_list(row, source, f"jobs[{i}].throughput", k, LIMITS["throughput"])
     for i, j in enumerate(inst.jobs):
-        check_number(j.dataset_size, source, f"jobs[{i}].dataset_size", positive=True)
-        check_number(j.model_size_mb, source, f"jobs[{i}].model_size_mb", nonnegative=True)
-        if isinstance(j.epochs, bool) or not isinstance(j.epochs, int) or j.epochs < 1:
-            raise InstanceError(source, f"jobs[{i}].epochs", j.epochs, "must be an integer >= 1")
-    check_number(inst.intra_node_gbps, source, "network.intra_node_gbps", positive=True)
-    check_number(inst.inter_node_gbps, source, "network.inter_node_gbps", positive=True)
+        check_number(j.dataset_size, source, f"jobs[{i}].dataset_size", LIMITS["dataset_size"])
+        check_number(j.model_size_mb, source, f"jobs[{i}].model_size_mb", LIMITS["model_size_mb"])
+        if not isinstance(j.epochs, int):
+            raise InstanceError(source, f"jobs[{i}].epochs", j.epochs, "expected an integer")
+        check_integer(j.epochs, source, f"jobs[{i}].epochs", LIMITS["epochs"])
+    check_number(inst.intra_node_gbps, source, "network.intra_node_gbps", LIMITS["gbps"])
+    check_number(inst.inter_node_gbps, source, "network.inter_node_gbps", LIMITS["gbps"])
     if inst.inter_node_gbps > inst.intra_node_gbps:
         raise InstanceError(
             source,
@@ -148,17 +172,16 @@ def validate_placement(inst: PlacementInstance, source: str) -> None:
 
 
 def placement_from_dict(data: Any, source: str) -> PlacementInstance:
-    r = Reader(data, source)
+    r = Reader(data, source, fields=_FIELDS)
     name = r.string("name")
-    workers_raw = r.array("workers")
     workers = []
-    for k, w in enumerate(workers_raw):
-        wr = r.child("workers", w, k)
+    for k, w in enumerate(r.array("workers")):
+        wr = r.child("workers", w, k, fields=("name", "gpu", "node"))
         workers.append(
             Worker(
                 name=wr.string("name", f"w{k}"),
                 gpu=wr.string("gpu"),
-                node=str(wr.raw("node", "node0")),
+                node=wr.string("node", "node0"),
             )
         )
     jobs_raw = r.array("jobs")
@@ -169,42 +192,41 @@ def placement_from_dict(data: Any, source: str) -> PlacementInstance:
             len(workers),
             f"fewer workers ({len(workers)}) than jobs ({len(jobs_raw)}): every job needs one",
         )
+    gpu_types = {w.gpu for w in workers}
     jobs, rows = [], []
     for i, j in enumerate(jobs_raw):
-        jr = r.child("jobs", j, i)
+        jr = r.child("jobs", j, i, fields=_JOB_FIELDS)
         jobs.append(
             PlacementJob(
                 name=jr.string("name"),
-                dataset_size=jr.number("dataset_size", positive=True),
-                epochs=jr.integer("epochs", minimum=1),
-                model_size_mb=jr.number("model_size_mb", 0.0, nonnegative=True),
+                dataset_size=jr.number("dataset_size", LIMITS["dataset_size"]),
+                epochs=jr.integer("epochs", LIMITS["epochs"]),
+                model_size_mb=jr.number("model_size_mb", LIMITS["model_size_mb"], 0.0),
             )
         )
         tp = jr.raw("throughput")
-        field_name = f"jobs[{i}].throughput"
-        if isinstance(tp, dict):
-            for gpu in {w.gpu for w in workers}:
-                if gpu not in tp:
-                    raise InstanceError(
-                        source, field_name, tp, f"no throughput for GPU type '{gpu}'"
-                    )
-            row = tuple(
-                check_number(tp[w.gpu], source, f"{field_name}.{w.gpu}", positive=True)
-                for w in workers
-            )
+        field_name = jr.field("throughput")
+        if isinstance(tp, dict):  # keyed by GPU type
+            check_keys(tp, gpu_types, source, field_name, "GPU type")
+            missing = sorted(gpu_types - tp.keys())
+            if missing:
+                raise InstanceError(
+                    source, field_name, tp, f"no throughput for GPU type '{missing[0]}'"
+                )
+            lim = LIMITS["throughput"]
+            by_type = {g: check_number(v, source, f"{field_name}.{g}", lim) for g, v in tp.items()}
+            rows.append(tuple(by_type[w.gpu] for w in workers))
         else:
-            row = number_list(tp, source, field_name, len(workers), positive=True)
-        rows.append(row)
-    net = r.raw("network", {})
-    nr = r.child("network", net)
+            rows.append(number_list(tp, source, field_name, len(workers), LIMITS["throughput"]))
+    nr = r.child("network", r.raw("network", {}), fields=("intra_node_gbps", "inter_node_gbps"))
     inst_kwargs = dict(
         name=name,
         jobs=tuple(jobs),
         workers=tuple(workers),
         throughput=tuple(rows),
-        intra_node_gbps=nr.number("intra_node_gbps", 300.0, positive=True),
-        inter_node_gbps=nr.number("inter_node_gbps", 10.0, positive=True),
-        description=str(r.raw("description", "")),
+        intra_node_gbps=nr.number("intra_node_gbps", LIMITS["gbps"], 300.0),
+        inter_node_gbps=nr.number("inter_node_gbps", LIMITS["gbps"], 10.0),
+        description=r.string("description", "", empty=True),
     )
     # Re-run the cross-field checks against the real file name.
     try:
