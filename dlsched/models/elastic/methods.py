@@ -176,6 +176,45 @@ METHODS: dict[str, Method] = {
             "certified lower bound (no schedule)",
             params=("max_iterations",),
         ),
+        Method(
+            "a-online",
+            _algorithm("a-online"),
+            "Algorithm 1: batches at tau_i = 2^(i-1), A_dual run from alpha tau_i on, on the "
+            "shared slotted simulator (oracle=exact|paper, alpha defaults to Theorem 5's)",
+            params=("oracle", "alpha"),
+        ),
+        Method(
+            "a-dual",
+            _algorithm("a-dual"),
+            "Algorithm 2 offline: alpha rounds of A_maxweight on windows of T/alpha slots",
+            params=("oracle", "alpha"),
+        ),
+        Method(
+            "a-maxweight",
+            _algorithm("a-maxweight"),
+            "Algorithm 3 over the whole horizon (price function (11)); rejected jobs follow "
+            "at their earliest completion",
+            params=("oracle",),
+        ),
+        Method(
+            "fifo",
+            _baseline("fifo"),
+            "FIFO, fixed worker count (head-of-line)",
+            params=("workers",),
+        ),
+        Method("drf", _baseline("drf"), "Dominant Resource Fairness worker counts, arrival order"),
+        Method(
+            "tiresias",
+            _baseline("tiresias"),
+            "Tiresias: smallest work x resources first (no preemption)",
+            params=("workers",),
+        ),
+        Method(
+            "antman",
+            _baseline("antman"),
+            "AntMan: resource-guaranteed jobs first, opportunistic jobs take what fits",
+            params=("workers",),
+        ),
     )
 }
 

@@ -31,6 +31,22 @@ from numpy.lib.stride_tricks import sliding_window_view
 from dlsched.models.elastic.enumerate import Config, ps_count
 from dlsched.models.elastic.instance import ElasticInstance, duration
 
+#: Costs this close are ties (broken by earlier completion).
+TIE = 1e-12
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What is fixed while pricing: job, worker type, PS type, workers, duration, first
+    start."""
+
+    j: int
+    m: int
+    p: int
+    n: int
+    d: int
+    first: int
+
 
 @dataclass(frozen=True)
 class Priced:
@@ -45,8 +61,17 @@ class Pricer:
     """Prices Y [T, H, R] and free capacities [T, H, R] of an instance, with window sums
     cached per duration."""
 
-    def __init__(self, inst: ElasticInstance, prices: np.ndarray, free: np.ndarray | None = None):
+    def __init__(
+        self,
+        inst: ElasticInstance,
+        prices: np.ndarray,
+        free: np.ndarray | None = None,
+        window: tuple[int, int] | None = None,
+    ):
+        """``window`` (lo, hi): only schedules with lo <= start and end <= hi (default: the
+        whole horizon); arrivals always hold."""
         self.inst = inst
+        self.lo, self.hi = window if window is not None else (0, int(prices.shape[0]))
         cap = np.array([s.capacity for s in inst.servers], dtype=float)
         self.free = np.broadcast_to(cap, prices.shape) if free is None else free
         self.prefix = np.concatenate([np.zeros((1, *prices.shape[1:])), prices.cumsum(axis=0)])
@@ -110,27 +135,38 @@ def price_job(pr: Pricer, j: int, weight: float | None = None) -> Priced:
         for p in inst.ps_choices():
             for n in range(1, inst.jobs[j].chunks + 1):
                 for q in (True, False):
-                    cand = _price_shape(pr, j, m, p, n, q, w)
-                    if cand.cost < best.cost:
+                    cand = price_shape(pr, j, m, p, n, q, w)
+                    if _better(cand, best):
                         best = cand
     return best
 
 
-def _price_shape(pr: Pricer, j: int, m: int, p: int, n: int, q: bool, w: float) -> Priced:
+def _better(a: Priced, b: Priced) -> bool:
+    """Cheaper, or as cheap (within 1e-12) and completing earlier."""
+    if a.config is None:
+        return False
+    if b.config is None or a.cost < b.cost - TIE:
+        return True
+    return a.cost <= b.cost + TIE and a.start + a.config.duration < b.start + b.config.duration
+
+
+def price_shape(pr: Pricer, j: int, m: int, p: int, n: int, q: bool, w: float) -> Priced:
     """Cheapest schedule with worker type m, PS type p, n workers and colocation q."""
     inst = pr.inst
     d = duration(inst, j, m, p if inst.is_ps else None, n, q)
-    first = inst.jobs[j].arrival
-    if first + d > inst.horizon:
+    first = max(inst.jobs[j].arrival, pr.lo)
+    if first + d > pr.hi:
         return Priced(math.inf, None, 0)
-    win, room = pr.window(d)[first:], pr.room(d)[first:]
+    win, room = pr.window(d)[first : pr.hi - d + 1], pr.room(d)[first : pr.hi - d + 1]
     e = np.array(inst.worker_types[m].demand)
     alpha = win @ e  # [t, h]
     base = w * (np.arange(first, first + len(win)) + d)
     if inst.is_ps:
         z = np.array(inst.ps_types[p].demand)
-        return (_ps_colocated if q else _ps_spread)(pr, j, m, p, n, d, alpha, win @ z, room, base)
-    return (_ring_colocated if q else _ring_spread)(pr, j, m, n, d, alpha, room, base)
+        shape = _ps_colocated if q else _ps_spread
+        return shape(pr, Shape(j, m, p, n, d, first), alpha, win @ z, room, base)
+    ring = _ring_colocated if q else _ring_spread
+    return ring(pr, Shape(j, m, 0, n, d, first), alpha, None, room, base)
 
 
 def _best(cost: np.ndarray, first: int) -> tuple[float, int, tuple[int, ...]]:
@@ -139,71 +175,78 @@ def _best(cost: np.ndarray, first: int) -> tuple[float, int, tuple[int, ...]]:
     return float(cost[k]), first + int(k[0]), tuple(int(x) for x in k[1:])
 
 
-def _config(pr: Pricer, j: int, m: int, p: int, y: list[int], s: list[int], d: int) -> Config:
+def _config(pr: Pricer, sh: Shape, y: list[int], s: list[int]) -> Config:
     inst = pr.inst
-    u = np.outer(np.array(y, dtype=float), np.array(inst.worker_types[m].demand))
+    u = np.outer(np.array(y, dtype=float), np.array(inst.worker_types[sh.m].demand))
     if inst.is_ps:
-        u += np.outer(np.array(s, dtype=float), np.array(inst.ps_types[p].demand))
-    return Config(j, m, p, tuple(y), tuple(s), d, u)
+        u += np.outer(np.array(s, dtype=float), np.array(inst.ps_types[sh.p].demand))
+    return Config(sh.j, sh.m, sh.p, tuple(y), tuple(s), sh.d, u)
 
 
-def _ps_colocated(pr, j, m, p, n, d, alpha, beta, room, base) -> Priced:  # type: ignore[no-untyped-def]
+Arr = np.ndarray
+
+
+def _ps_colocated(
+    pr: Pricer, sh: Shape, alpha: Arr, beta: Arr | None, room: Arr, base: Arr
+) -> Priced:
     inst = pr.inst
-    need = n * np.array(inst.worker_types[m].demand) + np.array(inst.ps_types[p].demand)
+    assert beta is not None
+    need = sh.n * np.array(inst.worker_types[sh.m].demand) + np.array(inst.ps_types[sh.p].demand)
     fits = (room >= need - 1e-9).all(axis=2)  # [t, h]
-    cost = np.where(fits, base[:, None] + n * alpha + beta, np.inf)
-    val, t, (h,) = _best(cost, inst.jobs[j].arrival)
+    cost = np.where(fits, base[:, None] + sh.n * alpha + beta, np.inf)
+    val, t, (h,) = _best(cost, sh.first)
     if not math.isfinite(val):
         return Priced(math.inf, None, 0)
     y, s = [0] * inst.num_servers, [0] * inst.num_servers
-    y[h], s[h] = n, 1
-    return Priced(val, _config(pr, j, m, p, y, s, d), t)
+    y[h], s[h] = sh.n, 1
+    return Priced(val, _config(pr, sh, y, s), t)
 
 
-def _ps_spread(pr, j, m, p, n, d, alpha, beta, room, base) -> Priced:  # type: ignore[no-untyped-def]
+def _ps_spread(pr: Pricer, sh: Shape, alpha: Arr, beta: Arr | None, room: Arr, base: Arr) -> Priced:
     inst = pr.inst
-    e = np.array(inst.worker_types[m].demand)
-    z = np.array(inst.ps_types[p].demand)
-    caps = _caps(room, e, n)
-    first = inst.jobs[j].arrival
+    assert beta is not None
+    e = np.array(inst.worker_types[sh.m].demand)
+    z = np.array(inst.ps_types[sh.p].demand)
+    caps = _caps(room, e, sh.n)
     best = Priced(math.inf, None, 0)
     for h in range(inst.num_servers):
         others = caps.copy()
         others[:, h] = 0
-        fill = _fill_costs(alpha, others, n)  # [t, k]
-        for g in range(n):
-            s = ps_count(inst, m, p, n - g)
+        fill = _fill_costs(alpha, others, sh.n)  # [t, k]
+        for g in range(sh.n):
+            s = ps_count(inst, sh.m, sh.p, sh.n - g)
             ok = (room[:, h, :] >= g * e + s * z - 1e-9).all(axis=1)
-            cost = np.where(ok, base + g * alpha[:, h] + s * beta[:, h] + fill[:, n - g], np.inf)
-            val, t, _ = _best(cost, first)
-            if val < best.cost:
-                y = _fill(alpha[t - first], others[t - first], n - g)
+            cost = np.where(ok, base + g * alpha[:, h] + s * beta[:, h] + fill[:, sh.n - g], np.inf)
+            val, t, _idx = _best(cost, sh.first)
+            if val < best.cost - TIE:
+                y = _fill(alpha[t - sh.first], others[t - sh.first], sh.n - g)
                 y[h] = g
                 ps = [0] * inst.num_servers
                 ps[h] = s
-                best = Priced(val, _config(pr, j, m, p, y, ps, d), t)
+                best = Priced(val, _config(pr, sh, y, ps), t)
     return best
 
 
-def _ring_colocated(pr, j, m, n, d, alpha, room, base) -> Priced:  # type: ignore[no-untyped-def]
+def _ring_colocated(
+    pr: Pricer, sh: Shape, alpha: Arr, _: Arr | None, room: Arr, base: Arr
+) -> Priced:
     inst = pr.inst
-    fits = _caps(room, np.array(inst.worker_types[m].demand), n) >= n
-    cost = np.where(fits, base[:, None] + n * alpha, np.inf)
-    val, t, (h,) = _best(cost, inst.jobs[j].arrival)
+    fits = _caps(room, np.array(inst.worker_types[sh.m].demand), sh.n) >= sh.n
+    cost = np.where(fits, base[:, None] + sh.n * alpha, np.inf)
+    val, t, (h,) = _best(cost, sh.first)
     if not math.isfinite(val):
         return Priced(math.inf, None, 0)
     y = [0] * inst.num_servers
-    y[h] = n
-    return Priced(val, _config(pr, j, m, 0, y, [0] * inst.num_servers, d), t)
+    y[h] = sh.n
+    return Priced(val, _config(pr, sh, y, [0] * inst.num_servers), t)
 
 
-def _ring_spread(pr, j, m, n, d, alpha, room, base) -> Priced:  # type: ignore[no-untyped-def]
+def _ring_spread(pr: Pricer, sh: Shape, alpha: Arr, _: Arr | None, room: Arr, base: Arr) -> Priced:
     inst = pr.inst
-    caps = _caps(room, np.array(inst.worker_types[m].demand), n)
-    cost = base + _fill_costs(alpha, caps, n)[:, n]
-    val, t, _ = _best(cost, inst.jobs[j].arrival)
+    caps = _caps(room, np.array(inst.worker_types[sh.m].demand), sh.n)
+    cost = base + _fill_costs(alpha, caps, sh.n)[:, sh.n]
+    val, t, _idx = _best(cost, sh.first)
     if not math.isfinite(val):
         return Priced(math.inf, None, 0)
-    first = inst.jobs[j].arrival
-    y = _fill(alpha[t - first], caps[t - first], n)
-    return Priced(val, _config(pr, j, m, 0, y, [0] * inst.num_servers, d), t)
+    y = _fill(alpha[t - sh.first], caps[t - sh.first], sh.n)
+    return Priced(val, _config(pr, sh, y, [0] * inst.num_servers), t)

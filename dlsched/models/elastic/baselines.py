@@ -1,0 +1,200 @@
+"""Baselines of Zhou et al., Section 7, as non-preemptive list policies on the shared engine
+:mod:`dlsched.simulate` (one tick per slot), and the greedy of Jain et al. [44] for the
+maximum weighted schedule problem.
+
+Each job runs its *ideal* configuration (the paper: "the resource configuration of workers
+(and PSs) is the same as that in the ideal case"): the worker type with the shortest v_jm and
+the PS type with the shortest U_j^p; the policies differ in how many workers they give and in
+which order they start jobs:
+
+- ``fifo``: arrival order with head-of-line blocking, a fixed number of workers
+  (``--param workers``, default 4, at most D_j);
+- ``drf``: Dominant Resource Fairness: each job's worker count gives it an equal dominant share
+  of the cluster among the jobs present (at least one worker), jobs in arrival order;
+- ``tiresias``: smallest (work x resources) first, the 2D-LAS priority of Tiresias for jobs
+  that have attained no service (no preemption: the paper's model has none);
+- ``antman``: jobs of at least the median weight are resource-guaranteed (started first, fixed
+  worker count); the others are opportunistic and take as many workers as fit now.
+
+A job starts only where it fits now on every server (the engine enforces capacities) and ends
+by the horizon T; a job that can never start by then is an error naming it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import numpy as np
+
+from dlsched.errors import InfeasibleSolutionError, OptionError
+from dlsched.models import MethodOptions
+from dlsched.models.elastic.enumerate import Config
+from dlsched.models.elastic.instance import ElasticInstance
+from dlsched.models.elastic.pricing import Priced, Pricer, price_shape
+from dlsched.models.elastic.solution import ElasticSchedule
+from dlsched.simulate import Activity, Simulator, Started, simulate
+
+
+def ideal_types(inst: ElasticInstance, j: int) -> tuple[int, int]:
+    job = inst.jobs[j]
+    m = min(range(len(inst.worker_types)), key=lambda k: (job.minibatch_time[k], k))
+    if not inst.is_ps:
+        return m, 0
+    p = min(range(len(inst.ps_types)), key=lambda k: (job.ps_update_time[k], k))
+    return m, p
+
+
+def place(inst: ElasticInstance, j: int, n: int, free: np.ndarray, now: int) -> Config | None:
+    """n ideal workers (and PSs) fitting ``free`` [H, R] now and ending by T, the earliest
+    completing placement (colocated or spread, exact by :mod:`.pricing` at zero prices)."""
+    m, p = ideal_types(inst, j)
+    shape = (inst.horizon, *free.shape)
+    pr = Pricer(inst, np.zeros(shape), np.broadcast_to(free, shape), (now, inst.horizon))
+    best = Priced(math.inf, None, 0)
+    for q in (True, False):
+        got = price_shape(pr, j, m, p, n, q, 1.0)
+        if got.config is not None and got.start == now and got.cost < best.cost:
+            best = got
+    return best.config
+
+
+class ListPolicy:
+    """Start waiting jobs, in the order ``key`` gives, with ``count(job)`` workers."""
+
+    def __init__(
+        self,
+        inst: ElasticInstance,
+        key: Callable[[int], Any],
+        count: Callable[[int, list[int]], int],
+        blocking: bool = False,
+        shrink: Callable[[int], bool] = lambda j: False,
+    ):
+        """``blocking``: stop at the first job that does not fit (head-of-line); ``shrink(j)``:
+        job j may start with fewer workers than ``count`` gives (down to one)."""
+        self.inst, self.key, self.count, self.blocking = inst, key, count, blocking
+        self.shrink = shrink
+        self.waiting: list[int] = []
+
+    def pending(self) -> bool:
+        return bool(self.waiting)
+
+    def on_arrival(self, job: Hashable, now: float, sim: Simulator) -> None:
+        assert isinstance(job, int)
+        self.waiting.append(job)
+
+    def on_complete(self, activity: Started, now: float, sim: Simulator) -> None:
+        pass
+
+    def decide(self, now: float, sim: Simulator) -> list[Activity]:
+        t = round(now)
+        free = np.array(
+            [
+                [sim.free((h, r)) for r in range(len(self.inst.resources))]
+                for h in range(self.inst.num_servers)
+            ]
+        )
+        out = []
+        for j in sorted(self.waiting, key=self.key):
+            cfg = self._fit(j, free, t)
+            if cfg is None:
+                if self.blocking:
+                    break
+                continue
+            free -= cfg.usage
+            hs, rs = cfg.usage.nonzero()
+            use = {(int(h), int(r)): float(cfg.usage[h, r]) for h, r in zip(hs, rs, strict=True)}
+            out.append(Activity(j, float(cfg.duration), use, cfg.at(t)))
+        started = {a.key for a in out}
+        self.waiting = [j for j in self.waiting if j not in started]
+        return out
+
+    def _fit(self, j: int, free: np.ndarray, t: int) -> Config | None:
+        n = self.count(j, self.waiting)
+        for k in range(n, 0 if self.shrink(j) else n - 1, -1):
+            cfg = place(self.inst, j, k, free, t)
+            if cfg is not None:
+                return cfg
+        return None
+
+
+def _workers(options: MethodOptions) -> int:
+    value = options.param("workers", 4)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
+        raise OptionError("--param workers", value, "expected an integer from 1 to 10000")
+    return value
+
+
+def _run(inst: ElasticInstance, policy: ListPolicy, name: str) -> tuple[ElasticSchedule, dict]:
+    arrivals = [(float(j.arrival), k) for k, j in enumerate(inst.jobs)]
+    cap = {(h, r): c for h, s in enumerate(inst.servers) for r, c in enumerate(s.capacity)}
+    res = simulate(arrivals, cap, policy, tick=1.0, horizon=float(inst.horizon))
+    if policy.waiting or len(res.activities) < inst.num_jobs:
+        left = sorted(set(range(inst.num_jobs)) - {a.key for a in res.activities})
+        raise InfeasibleSolutionError(
+            f"{name}: job {inst.jobs[left[0]].name} cannot complete by the horizon "
+            f"T = {inst.horizon} ({len(left)} job(s) left)"
+        )
+    return ElasticSchedule.of(a.payload for a in res.activities), {}
+
+
+def _dominant(inst: ElasticInstance, j: int) -> float:
+    """The dominant share of one ideal worker (and its PS share) of the whole cluster."""
+    m, p = ideal_types(inst, j)
+    total = np.array([s.capacity for s in inst.servers]).sum(axis=0)
+    d = np.array(inst.worker_types[m].demand)
+    share = np.divide(d, total, out=np.zeros_like(d), where=total > 0)
+    return float(share.max()) or 1e-9
+
+
+def fifo(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+    k = _workers(options)
+    policy = ListPolicy(
+        inst, lambda j: (inst.jobs[j].arrival, j), lambda j, _: min(k, inst.jobs[j].chunks), True
+    )
+    return _run(inst, policy, "fifo")
+
+
+def drf(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+    def count(j: int, waiting: list[int]) -> int:
+        fair = 1.0 / max(1, len(waiting))
+        return max(1, min(inst.jobs[j].chunks, math.floor(fair / _dominant(inst, j))))
+
+    return _run(inst, ListPolicy(inst, lambda j: (inst.jobs[j].arrival, j), count), "drf")
+
+
+def tiresias(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+    k = _workers(options)
+
+    def key(j: int) -> tuple[float, int]:
+        n = min(k, inst.jobs[j].chunks)
+        m, _ = ideal_types(inst, j)
+        work = inst.jobs[j].minibatches * inst.jobs[j].minibatch_time[m]
+        return (work * n * _dominant(inst, j), j)
+
+    policy = ListPolicy(inst, key, lambda j, _: min(k, inst.jobs[j].chunks))
+    return _run(inst, policy, "tiresias")
+
+
+def antman(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+    k = _workers(options)
+    median = float(np.median([j.weight for j in inst.jobs]))
+    guaranteed = {j for j, job in enumerate(inst.jobs) if job.weight >= median}
+
+    def key(j: int) -> tuple[int, int, int]:
+        return (0 if j in guaranteed else 1, inst.jobs[j].arrival, j)
+
+    def count(j: int, waiting: list[int]) -> int:
+        return min(k, inst.jobs[j].chunks) if j in guaranteed else inst.jobs[j].chunks
+
+    policy = ListPolicy(inst, key, count, shrink=lambda j: j not in guaranteed)
+    return _run(inst, policy, "antman")
+
+
+BASELINES: dict[str, Callable[[ElasticInstance, MethodOptions], tuple[ElasticSchedule, dict]]] = {
+    "fifo": fifo,
+    "drf": drf,
+    "tiresias": tiresias,
+    "antman": antman,
+}

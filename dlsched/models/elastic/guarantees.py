@@ -1,0 +1,343 @@
+"""Theorems 1, 3, 5 and 6 of Zhou et al. checked instance by instance, each with its
+assumptions checked and reported beside the ratio.
+
+- Theorems 1 and 6: Algorithms 4-7 (:mod:`.mincost`) solve problem (13) (PS) or (21)
+  (Ring-AllReduce) optimally for fixed m', p', L and t^-. :func:`theorem1_record` compares one
+  algorithm's cost with the exact MILP of the same problem (:func:`build_problem13`, HiGHS).
+- Theorem 3: A_maxweight's total weight is within a factor 2 log lambda of the optimum of ILP
+  (8)/(17) (:func:`theorem3_record`, the optimum by enumeration and HiGHS), under the
+  assumptions 1 <= w_j / sum f(l) <= F and f_jh^r(l) / C_h^r <= 1 / log lambda.
+- Theorem 5: A_online is 4 alpha-competitive against the certified offline optimum
+  (:func:`theorem5_record`). Jobs A_online had to place by the fallback (no interval before
+  the horizon) are reported: the theorem speaks of the algorithm without a horizon.
+
+Any record with a violation is saved as a counterexample by :func:`save_counterexample`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+
+from dlsched.families import Guarantee
+from dlsched.instances import to_dict, write_text_atomic
+from dlsched.models import MethodOptions, run_method
+from dlsched.models.elastic.algorithms import Ledger, a_maxweight, alpha_theorem5, lam
+from dlsched.models.elastic.enumerate import enumerate_all, ps_count
+from dlsched.models.elastic.exact import all_columns
+from dlsched.models.elastic.instance import ElasticInstance
+from dlsched.models.elastic.mincost import Placement, _fixed
+from dlsched.solvers import Status, solve
+
+#: Relative slack before a ratio or a cost counts as a violation (solver tolerances).
+SLACK = 1e-6
+
+
+def theorem5_guarantee(inst: ElasticInstance) -> float:
+    return 4.0 * alpha_theorem5(inst, lam(inst)[1])
+
+
+GUARANTEES = {"a-online": Guarantee("Theorem 5: 4 alpha", theorem5_guarantee)}
+
+
+# --- Theorems 1 and 6 ------------------------------------------------------------------------
+
+
+def build_problem13(
+    inst: ElasticInstance, m: int, p: int, n: int, q: bool, win: np.ndarray, room: np.ndarray
+) -> pyo.ConcreteModel:
+    """Problem (13) (PS) or (21) (Ring-AllReduce) for fixed m', p', L (through n workers at
+    colocation q) and t^-: prices summed over the window ``win`` [h, r], free capacity
+    ``room`` [h, r]. q = True demands one server for everything (13a)/(21a)."""
+    h_count = inst.num_servers
+    e = np.array(inst.worker_types[m].demand)
+    z = np.array(inst.ps_types[p].demand) if inst.is_ps else np.zeros_like(e)
+    s_max = ps_count(inst, m, p, n) if inst.is_ps else 0
+    md = pyo.ConcreteModel(name="problem13")
+    md.SERVERS = pyo.RangeSet(0, h_count - 1)
+    md.y = pyo.Var(md.SERVERS, domain=pyo.NonNegativeIntegers, bounds=(0, n))  # (13f)
+    md.s = pyo.Var(md.SERVERS, domain=pyo.NonNegativeIntegers, bounds=(0, s_max))  # (13f)
+    md.ps_on = pyo.Var(md.SERVERS, domain=pyo.Binary)  # s_h > 0
+    md.only = pyo.Var(md.SERVERS, domain=pyo.Binary)  # q = 1: the one server
+
+    @md.Constraint()
+    def worker_count(md):  # (13b), (13c) / (21b)
+        return sum(md.y[h] for h in md.SERVERS) == n
+
+    md.ROWS = pyo.Set(
+        initialize=[(h, r) for h in range(h_count) for r in range(len(e)) if e[r] or z[r]],
+        dimen=2,
+    )
+
+    @md.Constraint(md.ROWS)
+    def capacity(md, h, r):  # (2h) on the free capacity
+        return float(e[r]) * md.y[h] + float(z[r]) * md.s[h] <= float(room[h, r])
+
+    if inst.is_ps:
+        _ps_rows(inst, md, m, p, n)
+    if q:
+        _colocation_rows(md, n, s_max)
+    else:
+        _spread_rows(md)
+    md.cost = pyo.Objective(
+        expr=sum(float(win[h] @ e) * md.y[h] + float(win[h] @ z) * md.s[h] for h in md.SERVERS)
+    )
+    return md
+
+
+def _ps_rows(inst: ElasticInstance, md: pyo.ConcreteModel, m: int, p: int, n: int) -> None:
+    b, big_b = inst.worker_types[m].bandwidth, inst.ps_types[p].bandwidth
+    s_max = md.s[0].ub
+
+    @md.Constraint(md.SERVERS)
+    def ps_if_on(md, h):  # s_h > 0 only where ps_on_h
+        return md.s[h] <= s_max * md.ps_on[h]
+
+    @md.Constraint(md.SERVERS)
+    def on_if_ps(md, h):  # ps_on_h only where s_h > 0
+        return md.ps_on[h] <= md.s[h]
+
+    @md.Constraint(md.SERVERS)
+    def bandwidth(md, h):  # (13d): PSs on h cover the workers elsewhere (when s_h > 0)
+        remote = n * b  # the most any server's PSs must cover
+        return md.s[h] * big_b >= b * (n - md.y[h]) - remote * (1 - md.ps_on[h])
+
+    @md.Constraint()
+    def one_ps(md):  # (13e)
+        return sum(md.s[h] for h in md.SERVERS) >= 1
+
+
+def _spread_rows(md: pyo.ConcreteModel) -> None:
+    @md.Constraint(md.SERVERS)
+    def not_all_on(md, h):  # (13a)/(21a) with q = 0: something runs off server h
+        return sum(md.y[k] + md.s[k] for k in md.SERVERS if k != h) >= 1
+
+
+def _colocation_rows(md: pyo.ConcreteModel, n: int, s_max: int) -> None:
+    @md.Constraint()
+    def one_server(md):  # (13a)/(21a) with q = 1
+        return sum(md.only[h] for h in md.SERVERS) == 1
+
+    @md.Constraint(md.SERVERS)
+    def workers_there(md, h):
+        return md.y[h] == n * md.only[h]
+
+    @md.Constraint(md.SERVERS)
+    def ps_there(md, h):
+        return md.s[h] <= s_max * md.only[h]
+
+
+@dataclass(frozen=True)
+class Theorem1Record:
+    instance: str
+    algorithm: str  # A_mincost1/2, A_RAmincost1/2
+    shape: dict[str, Any]  # m, p, n, q, L, t
+    paper: float  # the algorithm's cost (inf: found nothing)
+    exact: float | None  # MILP optimum (None: infeasible)
+    violations: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+ALGORITHM_NAMES = {
+    (True, False): "A_mincost1",
+    (True, True): "A_mincost2",
+    (False, True): "A_RAmincost1",
+    (False, False): "A_RAmincost2",
+}
+
+
+def theorem1_record(
+    inst: ElasticInstance,
+    m: int,
+    p: int,
+    n: int,
+    q: bool,
+    win: np.ndarray,
+    room: np.ndarray,
+    shape: dict[str, Any] | None = None,
+) -> Theorem1Record:
+    """The algorithm's cost on problem (13)/(21) against the MILP's optimum."""
+    paper: Placement = _fixed(inst, m, p, n, q, win, room)
+    res = solve(build_problem13(inst, m, p, n, q, win, room), "highs")
+    exact = res.objective if res.status == Status.OPTIMAL else None
+    name = ALGORITHM_NAMES[(inst.is_ps, q)]
+    bad, notes = [], []
+    theorem = f"Theorem {1 if inst.is_ps else 6}"
+    tol = SLACK * max(1.0, abs(exact or 0.0))
+    if exact is None and math.isfinite(paper[0]):  # e.g. one server where q = 0 is demanded
+        notes.append(f"{name} returns cost {paper[0]} with a placement (13a)/(21a) excludes")
+    elif exact is not None and not math.isfinite(paper[0]):
+        bad.append(f"{theorem}: {name} finds nothing; the MILP's optimum is {exact}")
+    elif exact is not None and paper[0] > exact + tol:
+        bad.append(f"{theorem}: {name} cost {paper[0]} > optimum {exact}")
+    elif exact is not None and paper[0] < exact - tol:
+        notes.append(f"{name} cost {paper[0]} below the optimum {exact}: placement outside (13)")
+    info = {"m": m, "p": p, "n": n, "q": q, **(shape or {})}
+    return Theorem1Record(inst.name, name, info, paper[0], exact, tuple(bad), tuple(notes))
+
+
+def theorem1_sweep(
+    count: int, seed: int = 0, *, architecture: str = "ps", servers: int = 3
+) -> list[Theorem1Record]:
+    """``count`` random cases: a small generated instance, random prices and random free
+    capacity (capacity minus a random load), a random (m', p', n, q) and window."""
+    from dlsched.models.elastic.generate import generate
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(count):
+        inst = generate(2, servers, int(rng.integers(2**31)), architecture=architecture)
+        inst = replace(inst, name=f"theorem1-{architecture}-s{seed}-{k}")
+        cap = np.array([s.capacity for s in inst.servers])
+        shape = (inst.num_servers, len(inst.resources))
+        win = rng.random(shape) * (rng.random(shape) < 0.7) * rng.integers(1, 6)
+        room = np.maximum(cap - rng.integers(0, 3, shape) * (rng.random(shape) < 0.5), 0)
+        m = int(rng.integers(len(inst.worker_types)))
+        p = int(rng.integers(len(inst.ps_choices())))
+        n = int(rng.integers(1, inst.jobs[0].chunks + 1))
+        q = bool(rng.random() < 0.5)
+        out.append(theorem1_record(inst, m, p, n, q, win, room, {"case": k}))
+    return out
+
+
+# --- Theorem 3 --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Theorem3Record:
+    instance: str
+    tau: int
+    lam: float
+    guarantee: float  # 2 log2 lambda
+    optimum: float  # max scheduled weight, ILP (8)/(17)
+    algorithm: float  # A_maxweight's scheduled weight
+    ratio: float | None  # optimum / algorithm
+    assumptions: dict[str, Any] = field(default_factory=dict)
+    violations: tuple[str, ...] = ()
+
+
+def max_weight_optimum(inst: ElasticInstance, tau: int) -> float:
+    """ILP (8)/(17): the most weight completed by tau (Gamma_j enumerated, HiGHS)."""
+    cols = [c for c in all_columns(inst, enumerate_all(inst)) if c.end <= tau]
+    md = pyo.ConcreteModel()
+    md.x = pyo.Var(range(len(cols)), domain=pyo.Binary)
+    md.at_most_one = pyo.ConstraintList()  # (8b)
+    for j in range(inst.num_jobs):
+        ks = [k for k, c in enumerate(cols) if c.job == j]
+        if ks:
+            md.at_most_one.add(sum(md.x[k] for k in ks) <= 1)
+    md.capacity = pyo.ConstraintList()  # (8a)
+    for t in range(tau):
+        for h, srv in enumerate(inst.servers):
+            for r, cap in enumerate(srv.capacity):
+                terms = [
+                    (k, float(c.config.usage[h, r]))
+                    for k, c in enumerate(cols)
+                    if c.start <= t < c.end and c.config.usage[h, r] > 0
+                ]
+                if sum(a for _, a in terms) > cap:
+                    md.capacity.add(sum(a * md.x[k] for k, a in terms) <= cap)
+    md.weight = pyo.Objective(  # (8)
+        expr=sum(inst.jobs[c.job].weight * md.x[k] for k, c in enumerate(cols)),
+        sense=pyo.maximize,
+    )
+    res = solve(md, "highs")
+    assert res.status == Status.OPTIMAL and res.objective is not None
+    return res.objective
+
+
+def assumptions(inst: ElasticInstance, lam_value: float, f_value: float) -> dict[str, Any]:
+    """The two assumptions of Section 5.1 over every enumerated schedule."""
+    worst_low, worst_share = math.inf, 0.0
+    cap = np.array([s.capacity for s in inst.servers])
+    for g in enumerate_all(inst):
+        w = inst.jobs[g.job].weight
+        for c in g.configs:
+            worst_low = min(worst_low, w / (c.duration * float(c.usage.sum())))
+            share = np.divide(c.usage, cap, out=np.zeros_like(c.usage), where=cap > 0)
+            worst_share = max(worst_share, float(share.max()))
+    limit = 1 / math.log2(lam_value)
+    return {
+        "F": f_value,
+        "min_weight_per_consumption": worst_low,
+        "weight_at_least_consumption": worst_low >= 1,
+        "max_share": worst_share,
+        "share_limit": limit,
+        "small_demand": worst_share <= limit,
+    }
+
+
+def theorem3_record(inst: ElasticInstance, tau: int | None = None) -> Theorem3Record:
+    tau = inst.horizon if tau is None else tau
+    f_value, lam_value = lam(inst)
+    opt = max_weight_optimum(inst, tau)
+    got = a_maxweight(inst, list(range(inst.num_jobs)), (0, tau), Ledger(inst), lam_value)
+    alg = sum(inst.jobs[j].weight for j, _, _ in got)
+    guarantee = 2 * math.log2(lam_value)
+    ratio = opt / alg if alg > 0 else None
+    bad = []
+    if alg > opt * (1 + SLACK):
+        bad.append(f"A_maxweight's weight {alg} exceeds the optimum {opt}")
+    if ratio is not None and ratio > guarantee * (1 + SLACK):
+        bad.append(f"Theorem 3: OPT/ALG = {ratio:.4f} > 2 log lambda = {guarantee:.4f}")
+    if ratio is None and opt > 0:
+        bad.append(f"Theorem 3: A_maxweight schedules nothing, the optimum is {opt}")
+    return Theorem3Record(
+        inst.name, tau, lam_value, guarantee, opt, alg, ratio,
+        assumptions(inst, lam_value, f_value), tuple(bad),
+    )  # fmt: skip
+
+
+# --- Theorem 5 --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Theorem5Record:
+    instance: str
+    alpha: int
+    guarantee: float  # 4 alpha
+    optimum: float | None
+    online: float
+    ratio: float | None
+    fallback_jobs: int
+    assumptions: dict[str, Any] = field(default_factory=dict)
+    violations: tuple[str, ...] = ()
+
+
+def theorem5_record(inst: ElasticInstance, options: MethodOptions | None = None) -> Theorem5Record:
+    opts = options or MethodOptions()
+    exact = run_method(inst, "exact", opts)
+    online = run_method(inst, "a-online", MethodOptions(solve=opts.solve))
+    assert online.objective is not None
+    f_value, lam_value = online.details["F"], online.details["lambda"]
+    alpha = online.details["alpha"]
+    opt = exact.objective if exact.status == Status.OPTIMAL else None
+    ratio = None if opt is None else online.objective / opt
+    bad = []
+    if ratio is not None and ratio < 1 - SLACK:
+        bad.append(f"a-online {online.objective} beats the certified optimum {opt}")
+    if ratio is not None and ratio > 4 * alpha * (1 + SLACK):
+        bad.append(f"Theorem 5: a-online/OPT = {ratio:.4f} > 4 alpha = {4 * alpha}")
+    return Theorem5Record(
+        inst.name, alpha, 4.0 * alpha, opt, online.objective, ratio,
+        len(online.details["fallback_jobs"]), assumptions(inst, lam_value, f_value), tuple(bad),
+    )  # fmt: skip
+
+
+def save_counterexample(inst: ElasticInstance, record: Any, directory: Path) -> Path:
+    """``{"instance": ..., "record": ...}`` in ``directory/counterexample-<name>.json``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    rec = {
+        k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+        for k, v in asdict(record).items()
+    }
+    payload = {"instance": to_dict(inst), "record": rec}
+    path = directory / f"counterexample-{inst.name}.json"
+    return write_text_atomic(path, json.dumps(payload, indent=1, default=str) + "\n")
