@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 REGISTRY: dict[str, str] = {
     "placement": "dlsched.models.placement",
     "hare": "dlsched.models.hare",
+    "ddlwmp": "dlsched.models.ddlwmp",
     "elastic": "dlsched.models.elastic",
 }
 

@@ -1,0 +1,58 @@
+"""The ``plot`` of the ddlwmp family: a Gantt chart of a schedule, one row per GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dlsched.errors import OptionError
+from dlsched.models.ddlwmp.check import busy_slots, run_seconds
+from dlsched.models.ddlwmp.instance import DdlwmpInstance
+from dlsched.models.ddlwmp.solution import Schedule
+
+
+def gpu_rows(
+    instance: DdlwmpInstance, sched: Schedule, alphas: Any
+) -> list[tuple[int, int, float, float]]:
+    """(job, GPU row, start, end) bars: each job's GPUs of server m get the lowest GPU rows of
+    m free at its start (a valid colouring since no server is overcommitted)."""
+    c = instance.cluster
+    busy_until: dict[int, float] = {}
+    bars = []
+    for i in sorted(range(instance.num_jobs), key=lambda i: sched.starts[i]):
+        t = sched.starts[i]
+        held = busy_slots(run_seconds(instance.jobs[i], alphas[i]), c.slot_s) * c.slot_s
+        for m, row in sched.placements[i]:
+            free = [
+                r
+                for r in range(m * c.gpus_per_server, (m + 1) * c.gpus_per_server)
+                if busy_until.get(r, 0.0) <= t + 1e-9
+            ]
+            for r in free[: sum(row)]:
+                busy_until[r] = t + held
+                bars.append((i, r, t, t + run_seconds(instance.jobs[i], alphas[i])))
+    return bars
+
+
+def save_gantt(instance: DdlwmpInstance, outcome: Any, path: Path) -> Path:
+    if not isinstance(outcome.solution, Schedule):
+        raise OptionError("--plot", str(path), f"method {outcome.method} has no schedule to plot")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bars = gpu_rows(instance, outcome.solution, outcome.evaluation.alphas)
+    fig, ax = plt.subplots(figsize=(9, 0.35 * instance.cluster.total_gpus + 1.2))
+    colors = plt.get_cmap("tab20")
+    for i, r, a, b in bars:
+        ax.barh(r, b - a, left=a, color=colors(i % 20), edgecolor="black", linewidth=0.4)
+        ax.text(a + (b - a) / 2, r, instance.jobs[i].name, ha="center", va="center", fontsize=7)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("GPU (server x g + index)")
+    ax.set_title(f"{instance.name}: {outcome.method}, sum of completions {outcome.objective:.1f} s")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -1,0 +1,281 @@
+"""Instances of the ddlwmp family: DDL jobs with mixed parallelism on a GPU cluster (seed 001).
+
+Luo, Liu, Lee, Shroff. *Prediction-Assisted Online Distributed Deep Learning Workload Scheduling
+in GPU Clusters*, Section III.
+
+Units (every field of the JSON format):
+
+- ``cluster.servers`` M and ``cluster.gpus_per_server`` g are counts; ``inter_gbps`` (the NIC
+  of a server, B_inter) and ``intra_gbps`` (the GPU interconnect inside a server, B_intra) are in
+  gigabits per second (the paper's 300 GB/s NVLink is 2400 Gbit/s);
+- ``cluster.slot_s`` is the length of one time slot in seconds (default 1): the system is
+  time-slotted (Section III), so releases and start times are whole slots;
+- ``cluster.occupied`` (optional) lists GPUs already busy per server: only the mapping methods
+  (``mapping-exact``, ``heavy-edge``) read it;
+- ``jobs[].release`` r_i is in seconds (a multiple of the slot); ``iterations`` n_i and
+  ``predicted_iterations`` n~_i (optional, defaults to n_i) are counts;
+- ``stages[].forward_ms`` / ``backward_ms`` p^f, p^b are milliseconds per mini-batch per
+  replica; ``activation_in_mb`` / ``activation_out_mb`` d^in, d^out and ``params_mb`` h are
+  megabytes (10^6 bytes) per replica.
+
+A megabyte over one Gbit/s takes 8 ms (:data:`MS_PER_MB_PER_GBPS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlsched.errors import InstanceError
+from dlsched.instances.validate import RESOLUTION, Range, Reader, check_integer, unique_names
+
+#: milliseconds to move one megabyte (8e6 bits) over one gigabit per second
+MS_PER_MB_PER_GBPS = 8.0
+
+LIMITS = {
+    "servers": Range(1, 100_000),
+    "gpus_per_server": Range(1, 1024),
+    "gbps": Range(RESOLUTION, 1e9),
+    "slot_s": Range(RESOLUTION, 1e9),
+    "release": Range(0, 1e12),
+    "iterations": Range(1, 1e12),
+    "predicted_iterations": Range(0, 1e12),
+    "replicas": Range(1, 1024),
+    "ms": Range(0, 1e9),
+    "mb": Range(0, 1e9),
+}
+_FIELDS = ("family", "name", "description", "cluster", "jobs")
+_CLUSTER = ("servers", "gpus_per_server", "inter_gbps", "intra_gbps", "slot_s", "occupied")
+_JOB = (
+    "name",
+    "release",
+    "iterations",
+    "predicted_iterations",
+    "group",
+    "user",
+    "allreduce",
+    "stages",
+    "model",
+)
+_STAGE = (
+    "replicas",
+    "forward_ms",
+    "backward_ms",
+    "activation_in_mb",
+    "activation_out_mb",
+    "params_mb",
+)
+ALLREDUCE = ("ring", "tree")
+#: relative tolerance of the identity k_{s-1} d^out_{s-1} = k_s d^in_s and of slot alignment
+REL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Stage:
+    replicas: int
+    forward_ms: float
+    backward_ms: float
+    activation_in_mb: float
+    activation_out_mb: float
+    params_mb: float
+
+
+@dataclass(frozen=True)
+class Cluster:
+    servers: int
+    gpus_per_server: int
+    inter_gbps: float
+    intra_gbps: float
+    slot_s: float = 1.0
+    occupied: tuple[int, ...] = ()
+
+    @property
+    def total_gpus(self) -> int:
+        return self.servers * self.gpus_per_server
+
+    def free(self) -> tuple[int, ...]:
+        """Free GPUs per server for the mapping methods."""
+        occ = self.occupied or (0,) * self.servers
+        return tuple(self.gpus_per_server - o for o in occ)
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    release: float
+    iterations: int
+    stages: tuple[Stage, ...]
+    allreduce: str = "ring"
+    group: str = ""
+    user: str = ""
+    predicted_iterations: int | None = None
+    model: str = ""
+
+    @property
+    def gpus(self) -> int:
+        """g_i = sum_s k_{i,s}."""
+        return sum(s.replicas for s in self.stages)
+
+    @property
+    def predicted(self) -> int:
+        """n~_i (the true n_i when no prediction is given)."""
+        return self.iterations if self.predicted_iterations is None else self.predicted_iterations
+
+
+@dataclass(frozen=True)
+class DdlwmpInstance:
+    name: str
+    cluster: Cluster
+    jobs: tuple[Job, ...]
+    description: str = ""
+    family: str = field(default="ddlwmp", init=False)
+
+    @property
+    def num_jobs(self) -> int:
+        return len(self.jobs)
+
+    def slot_of(self, seconds: float) -> int:
+        """The slot index of a time that lies on the slot grid."""
+        return round(seconds / self.cluster.slot_s)
+
+
+def _stage(r: Reader) -> Stage:
+    return Stage(
+        replicas=r.integer("replicas", LIMITS["replicas"]),
+        forward_ms=r.number("forward_ms", Range(RESOLUTION, 1e9)),
+        backward_ms=r.number("backward_ms", LIMITS["ms"]),
+        activation_in_mb=r.number("activation_in_mb", LIMITS["mb"]),
+        activation_out_mb=r.number("activation_out_mb", LIMITS["mb"]),
+        params_mb=r.number("params_mb", LIMITS["mb"]),
+    )
+
+
+def _job(r: Reader) -> Job:
+    stages = tuple(
+        _stage(r.child("stages", s, k, fields=_STAGE)) for k, s in enumerate(r.array("stages"))
+    )
+    kind = r.string("allreduce", "ring")
+    if kind not in ALLREDUCE:
+        raise r.fail("allreduce", kind, f"expected one of {', '.join(ALLREDUCE)}")
+    pred = r.raw("predicted_iterations", None)
+    return Job(
+        name=r.string("name"),
+        release=r.number("release", LIMITS["release"]),
+        iterations=r.integer("iterations", LIMITS["iterations"]),
+        stages=stages,
+        allreduce=kind,
+        group=str(r.raw("group", "")),
+        user=str(r.raw("user", "")),
+        predicted_iterations=None
+        if pred is None
+        else r.integer("predicted_iterations", LIMITS["predicted_iterations"]),
+        model=r.string("model", "", empty=True),
+    )
+
+
+def _cluster(r: Reader) -> Cluster:
+    servers = r.integer("servers", LIMITS["servers"])
+    g = r.integer("gpus_per_server", LIMITS["gpus_per_server"])
+    occ_raw = r.raw("occupied", None)
+    occupied: tuple[int, ...] = ()
+    if occ_raw is not None:
+        if not isinstance(occ_raw, list) or len(occ_raw) != servers:
+            raise r.fail("occupied", occ_raw, f"expected a JSON array of {servers} integers")
+        occupied = tuple(
+            check_integer(v, r.source, f"{r.field('occupied')}[{m}]", Range(0, g))
+            for m, v in enumerate(occ_raw)
+        )
+    return Cluster(
+        servers=servers,
+        gpus_per_server=g,
+        inter_gbps=r.number("inter_gbps", LIMITS["gbps"]),
+        intra_gbps=r.number("intra_gbps", LIMITS["gbps"]),
+        slot_s=r.number("slot_s", LIMITS["slot_s"], 1.0),
+        occupied=occupied,
+    )
+
+
+def validate(inst: DdlwmpInstance, source: str) -> None:
+    """Cross-field rules: jobs fit the (free) cluster, releases on the slot grid, and the
+    activation identity k_{s-1} d^out_{s-1} = k_s d^in_s of Section III-B."""
+    c = inst.cluster
+    free = sum(c.free())
+    for i, job in enumerate(inst.jobs):
+        where = f"jobs[{i}]"
+        if job.gpus > c.total_gpus:
+            raise InstanceError(
+                source, f"{where}.stages", job.gpus, f"needs more GPUs than the {c.total_gpus}"
+            )
+        if c.occupied and job.gpus > free:
+            raise InstanceError(
+                source, "cluster.occupied", list(c.occupied), f"{where} needs {job.gpus} GPUs"
+            )
+        k = job.release / c.slot_s
+        if abs(k - round(k)) > REL_TOL * max(1.0, abs(k)):
+            raise InstanceError(
+                source, f"{where}.release", job.release, f"must be a multiple of slot_s={c.slot_s}"
+            )
+        for s in range(1, len(job.stages)):
+            a, b = job.stages[s - 1], job.stages[s]
+            out, inn = a.replicas * a.activation_out_mb, b.replicas * b.activation_in_mb
+            if abs(out - inn) > REL_TOL * max(1.0, out, inn):
+                raise InstanceError(
+                    source,
+                    f"{where}.stages[{s}].activation_in_mb",
+                    b.activation_in_mb,
+                    f"k_(s-1) d_out_(s-1) = {out:g} MB must equal k_s d_in_s = {inn:g} MB",
+                )
+
+
+def ddlwmp_from_dict(data: Any, source: str) -> DdlwmpInstance:
+    r = Reader(data, source, fields=_FIELDS)
+    family = r.string("family")
+    if family != "ddlwmp":
+        raise r.fail("family", family, "expected 'ddlwmp'")
+    cluster = _cluster(r.child("cluster", r.raw("cluster"), fields=_CLUSTER))
+    jobs = tuple(_job(r.child("jobs", j, k, fields=_JOB)) for k, j in enumerate(r.array("jobs")))
+    unique_names([j.name for j in jobs], source, "jobs")
+    inst = DdlwmpInstance(r.string("name"), cluster, jobs, r.string("description", "", empty=True))
+    validate(inst, source)
+    return inst
+
+
+def _stage_dict(s: Stage) -> dict[str, Any]:
+    return {
+        "replicas": s.replicas,
+        "forward_ms": s.forward_ms,
+        "backward_ms": s.backward_ms,
+        "activation_in_mb": s.activation_in_mb,
+        "activation_out_mb": s.activation_out_mb,
+        "params_mb": s.params_mb,
+    }
+
+
+def _job_dict(j: Job) -> dict[str, Any]:
+    d: dict[str, Any] = {"name": j.name, "release": j.release, "iterations": j.iterations}
+    if j.predicted_iterations is not None:
+        d["predicted_iterations"] = j.predicted_iterations
+    d.update(group=j.group, user=j.user, allreduce=j.allreduce)
+    if j.model:
+        d["model"] = j.model
+    d["stages"] = [_stage_dict(s) for s in j.stages]
+    return d
+
+
+def ddlwmp_to_dict(inst: DdlwmpInstance) -> dict[str, Any]:
+    c = inst.cluster
+    cluster: dict[str, Any] = {
+        "servers": c.servers,
+        "gpus_per_server": c.gpus_per_server,
+        "inter_gbps": c.inter_gbps,
+        "intra_gbps": c.intra_gbps,
+        "slot_s": c.slot_s,
+    }
+    if c.occupied:
+        cluster["occupied"] = list(c.occupied)
+    out: dict[str, Any] = {"family": "ddlwmp", "name": inst.name}
+    if inst.description:
+        out["description"] = inst.description
+    out["cluster"] = cluster
+    out["jobs"] = [_job_dict(j) for j in inst.jobs]
+    return out

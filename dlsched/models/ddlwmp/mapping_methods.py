@@ -1,0 +1,92 @@
+"""The mapping routes of the ddlwmp family: every job mapped onto the free GPUs, objective
+sum_i alpha_i (ms); each job's alpha and mapping go in the details."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dlsched.models import MethodOptions
+from dlsched.models.ddlwmp.alpha import Placement, alpha_ms
+from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job
+from dlsched.models.ddlwmp.mapping import (
+    build_mapping_model,
+    decode_mapping,
+    heavy_edge,
+    most_free_caps,
+)
+from dlsched.models.ddlwmp.solution import JobMapping
+from dlsched.result import Outcome, verified_outcome
+from dlsched.solvers import SolveOptions, solve
+from dlsched.solvers.base import Status
+from dlsched.solvers.certify import Proof
+
+
+def _details(instance: DdlwmpInstance, placements: list[Placement]) -> dict[str, Any]:
+    return {
+        "alpha_ms": {
+            j.name: alpha_ms(j, instance.cluster, p)
+            for j, p in zip(instance.jobs, placements, strict=True)
+        },
+        "mapping": {
+            j.name: {str(m): list(r) for m, r in p}
+            for j, p in zip(instance.jobs, placements, strict=True)
+        },
+    }
+
+
+def exact_mapping(
+    job: Job, cluster: Cluster, free: tuple[int, ...], options: SolveOptions
+) -> tuple[Placement | None, float | None, bool]:
+    """(placement, proven lower bound on alpha, hit the limit) of the placement MILP."""
+    mdl = build_mapping_model(job, cluster, free)
+    res = solve(mdl, "highs", options)
+    place = decode_mapping(mdl, job, dict(res.values)) if res.has_solution else None
+    return place, res.bound, res.status == Status.TIME_LIMIT
+
+
+def run_mapping_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
+    t0 = time.perf_counter()
+    free = instance.cluster.free()
+    placements: list[Placement] = []
+    bound, hit = 0.0, False
+    for job in instance.jobs:
+        left = opts.solve.remaining(time.perf_counter() - t0)
+        place, b, limit = exact_mapping(
+            job, instance.cluster, free, opts.solve.with_(time_limit=left)
+        )
+        hit = hit or limit
+        if place is None:
+            return verified_outcome(
+                instance,
+                "mapping-exact",
+                None,
+                wall_time=time.perf_counter() - t0,
+                proof=Proof(hit_limit=hit),
+            )
+        placements.append(place)
+        bound += b if b is not None else float("-inf")
+    return verified_outcome(
+        instance,
+        "mapping-exact",
+        JobMapping(tuple(placements)),
+        wall_time=time.perf_counter() - t0,
+        proof=Proof(bound=bound, hit_limit=hit),
+        details=_details(instance, placements),
+    )
+
+
+def run_heavy_edge(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
+    t0 = time.perf_counter()
+    free = instance.cluster.free()
+    placements = [heavy_edge(j, most_free_caps(free, j.gpus)) for j in instance.jobs]
+    return verified_outcome(
+        instance,
+        "heavy-edge",
+        JobMapping(tuple(placements)),
+        wall_time=time.perf_counter() - t0,
+        details=_details(instance, placements),
+    )
+
+
+__all__ = ["exact_mapping", "run_heavy_edge", "run_mapping_exact"]

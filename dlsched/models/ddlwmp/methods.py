@@ -1,0 +1,153 @@
+"""Named methods of the ddlwmp family; every one returns a checker-verified Outcome."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dlsched.errors import OptionError
+from dlsched.models import Method, MethodOptions
+from dlsched.models.ddlwmp.instance import DdlwmpInstance
+from dlsched.models.ddlwmp.mapping_methods import run_heavy_edge, run_mapping_exact
+from dlsched.result import Outcome, verified_outcome
+from dlsched.solvers import solve
+from dlsched.solvers.base import Status
+from dlsched.solvers.certify import Proof
+
+
+def best_online(instance: DdlwmpInstance) -> tuple[float, str]:
+    """The least verified objective of the online policies (an upper bound on the optimum)."""
+    from dlsched.models.ddlwmp.check import check_schedule
+    from dlsched.models.ddlwmp.online import POLICIES, run_policy
+
+    best = min(
+        (check_schedule(instance, run_policy(instance, p)[0]).objective, p) for p in POLICIES
+    )
+    return best
+
+
+def _time_indexed(instance: DdlwmpInstance, opts: MethodOptions, relax: bool) -> Any:
+    from dlsched.models.ddlwmp.model import build_time_indexed, job_options
+
+    options = [job_options(instance, i) for i in range(instance.num_jobs)]
+    upper, _ = best_online(instance)
+    mdl = build_time_indexed(instance, options, relax=relax, upper=upper)
+    return mdl, options, solve(mdl, "highs", opts.solve), upper
+
+
+def run_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
+    """Problem (8) by the time-indexed MILP of :mod:`dlsched.models.ddlwmp.model`."""
+    from dlsched.models.ddlwmp.model import decode
+    from dlsched.models.ddlwmp.solution import Schedule
+
+    t0 = time.perf_counter()
+    mdl, options, res, upper = _time_indexed(instance, opts, relax=False)
+    proof = Proof(bound=res.bound, hit_limit=res.status == Status.TIME_LIMIT)
+    solution = None
+    if res.has_solution:
+        starts, places = decode(instance, mdl, options, dict(res.values))
+        solution = Schedule(tuple(starts), tuple(places))
+    return verified_outcome(
+        instance,
+        "exact",
+        solution,
+        wall_time=time.perf_counter() - t0,
+        proof=proof,
+        claimed=res.objective if solution is not None else None,
+        solver=res,
+        details={
+            "variables": len(mdl.STARTS),
+            "options": [len(o) for o in options],
+            "online_upper_bound": upper,
+        },
+    )
+
+
+def run_lp_bound(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
+    """The LP relaxation of the time-indexed MILP: a certified lower bound."""
+    t0 = time.perf_counter()
+    _, _, res, _ = _time_indexed(instance, opts, relax=True)
+    ok = res.status == Status.OPTIMAL
+    return verified_outcome(
+        instance,
+        "lp-bound",
+        None,
+        wall_time=time.perf_counter() - t0,
+        proof=Proof(bound=res.objective if ok else None, hit_limit=not ok),
+        status=res.status,
+        solver=res,
+    )
+
+
+def run_srpt_bound(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
+    """Lemma 1: the single-machine preemptive SRPT bound (see :mod:`.bounds`)."""
+    from dlsched.models.ddlwmp.bounds import srpt_bound
+
+    t0 = time.perf_counter()
+    b = srpt_bound(instance)
+    return verified_outcome(
+        instance,
+        "srpt-bound",
+        None,
+        wall_time=time.perf_counter() - t0,
+        proof=Proof(bound=b.bound),
+        status=Status.OPTIMAL,
+        details={
+            "srpt": b.srpt,
+            "release_plus_run": b.release_plus_run,
+            "paper_form": b.paper_form,
+            "rho": b.rho,
+        },
+    )
+
+
+def _tau(opts: MethodOptions) -> float:
+    tau = opts.param("tau", 1.0)
+    if isinstance(tau, bool) or not isinstance(tau, int | float) or not 0 <= tau <= 1e6:
+        raise OptionError("tau", tau, "expected a number from 0 to 1e6")
+    return float(tau)
+
+
+def _online(name: str) -> Any:
+    def run(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
+        from dlsched.models.ddlwmp.online import run_policy
+
+        t0 = time.perf_counter()
+        schedule, stats = run_policy(instance, name, _tau(opts))
+        return verified_outcome(
+            instance, name, schedule, wall_time=time.perf_counter() - t0, details=stats
+        )
+
+    return run
+
+
+_ONLINE = {
+    "a-srpt": "Algorithm 1 on predicted iterations (COMM_HEAVY 1.5, delay factor tau)",
+    "a-srpt-perfect": "Algorithm 1 with the true iterations",
+    "spjf": "shortest predicted job first, strict order, Heavy-Edge",
+    "spwf": "shortest predicted workload (GPUs x duration) first, strict order",
+    "wcs-duration": "work-conserving by predicted duration",
+    "wcs-workload": "work-conserving by predicted workload",
+    "wcs-subtime": "work-conserving by submission time",
+}
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("exact", run_exact, "certified optimum of problem (8), time-indexed MILP", True),
+        Method("lp-bound", run_lp_bound, "LP relaxation of the time-indexed MILP (lower bound)"),
+        Method("srpt-bound", run_srpt_bound, "single-machine SRPT bound of Lemma 1"),
+        Method(
+            "mapping-exact",
+            run_mapping_exact,
+            "each job's minimum alpha on the free GPUs (placement MILP); sum of alpha, ms",
+        ),
+        Method("heavy-edge", run_heavy_edge, "Heavy-Edge mapping of each job on the free GPUs, ms"),
+        *(
+            Method(name, _online(name), summary, False, ("tau",) if "srpt" in name else ())
+            for name, summary in _ONLINE.items()
+        ),
+    )
+}
+
+__all__ = ["METHODS"]

@@ -1,0 +1,299 @@
+"""A-SRPT (Algorithm 1 of Luo et al., seed 001) and the baselines of Section V as policies of
+the shared event engine :mod:`dlsched.simulate`, non-preemptive.
+
+Resources are the servers (capacity g each); an activity is one job holding its GPUs per server
+for its busy slots (:func:`~dlsched.models.ddlwmp.check.busy_slots`). Every event lies on the
+slot grid (releases are whole slots, busy times whole slots), so a policy that starts jobs only
+at events starts them on the grid. A policy that must wake up with no event due (a virtual
+SRPT completion, the end of a delay) starts a timer: an activity that holds nothing.
+
+- ``a-srpt``: jobs enter ``pending_queue`` in the order they complete on the virtual single
+  machine A~_1 (preemptive SRPT on sizes (g_i / G) n~_i alpha~_i^min); the head starts when g_i
+  GPUs are free (strict order). Communication-heavy jobs (alpha^max / alpha~^min >=
+  COMM_HEAVY) take the servers with the most free GPUs and, if their alpha is above
+  COMM_HEAVY alpha~^min, wait up to tau (g_i / G) n~_i alpha~^min for a better placement
+  (blocking the queue, as the proof of Lemma 2 counts it); the others take the servers with
+  the fewest free GPUs (fragmentation-aware). Heavy-Edge maps every job.
+- ``spjf`` / ``spwf``: predicted duration / workload order, strict (the head blocks);
+- ``wcs-duration`` / ``wcs-workload`` / ``wcs-subtime``: work-conserving, any job that fits in
+  that order. The baselines take the servers with the most free GPUs.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dlsched.errors import InternalError
+from dlsched.models.ddlwmp.alpha import Placement, alpha_max_ms, alpha_ms
+from dlsched.models.ddlwmp.check import busy_slots, run_seconds
+from dlsched.models.ddlwmp.instance import DdlwmpInstance
+from dlsched.models.ddlwmp.mapping import alpha_tilde_min, heavy_edge
+from dlsched.models.ddlwmp.solution import Schedule
+from dlsched.simulate import Activity, Simulator, Started, simulate
+
+#: the paper's threshold of a communication-heavy job (Section IV-C)
+COMM_HEAVY = 1.5
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    gpus: int
+    config: int  # index of the job's (stages, allreduce) among the instance's distinct ones
+    predicted: float  # n~_i (or n_i for perfect predictions)
+    alpha_tilde: float  # ms
+    alpha_max: float  # ms
+
+
+def job_infos(instance: DdlwmpInstance, perfect: bool) -> list[JobInfo]:
+    configs: dict[Any, int] = {}
+    out = []
+    for j in instance.jobs:
+        key = (j.stages, j.allreduce)
+        cid = configs.setdefault(key, len(configs))
+        a_t = alpha_tilde_min(j, instance.cluster)[0]
+        pred = j.iterations if perfect else j.predicted
+        out.append(JobInfo(j.gpus, cid, float(pred), a_t, alpha_max_ms(j, instance.cluster)))
+    return out
+
+
+class ClusterPolicy:
+    """What every ddlwmp policy shares: free GPUs per server, Heavy-Edge with a cache, timers."""
+
+    def __init__(self, instance: DdlwmpInstance, perfect: bool = False) -> None:
+        self.inst = instance
+        self.info = job_infos(instance, perfect)
+        c = instance.cluster
+        self.g, self.slot = c.gpus_per_server, c.slot_s
+        self.free = [c.gpus_per_server] * c.servers
+        self.total_free = c.total_gpus
+        self._map_cache: dict[
+            tuple[int, tuple[int, ...]], tuple[tuple[tuple[int, ...], ...], float]
+        ] = {}
+        self._timers: set[float] = set()
+        self._tick = 0
+
+    # --- placement ---------------------------------------------------------------------------
+    def caps(self, need: int, most: bool) -> list[tuple[int, int]]:
+        order = sorted(
+            (m for m in range(len(self.free)) if self.free[m] > 0),
+            key=(lambda m: (-self.free[m], m)) if most else (lambda m: (self.free[m], m)),
+        )
+        caps, left = [], need
+        for m in order:
+            take = min(self.free[m], left)
+            caps.append((m, take))
+            left -= take
+            if left == 0:
+                break
+        return caps
+
+    def place(self, i: int, most: bool) -> tuple[Placement, float]:
+        """Heavy-Edge on the chosen servers; (placement, alpha ms)."""
+        caps = sorted(self.caps(self.info[i].gpus, most), key=lambda mc: (-mc[1], mc[0]))
+        key = (self.info[i].config, tuple(c for _, c in caps))
+        if key not in self._map_cache:
+            job = self.inst.jobs[i]
+            local = heavy_edge(job, [(k, c) for k, (_, c) in enumerate(caps)])
+            local_rows = dict(local)
+            rows = tuple(local_rows.get(k, (0,) * len(job.stages)) for k in range(len(caps)))
+            self._map_cache[key] = (rows, alpha_ms(job, self.inst.cluster, local))
+        cached, alpha = self._map_cache[key]
+        placement = tuple(sorted((m, r) for (m, _), r in zip(caps, cached, strict=True) if any(r)))
+        return placement, alpha
+
+    def start(self, i: int, placement: Placement, alpha: float) -> Activity:
+        usage = {m: sum(r) for m, r in placement}
+        for m, u in usage.items():
+            self.free[m] -= u
+        self.total_free -= self.info[i].gpus
+        dur = busy_slots(run_seconds(self.inst.jobs[i], alpha), self.slot) * self.slot
+        return Activity(i, dur, usage, placement)
+
+    def timer(self, now: float, at: float, out: list[Activity]) -> None:
+        """Wake up at the first slot boundary at or after ``at``."""
+        when = math.ceil(at / self.slot - 1e-9) * self.slot
+        if when > now and when not in self._timers:
+            self._timers.add(when)
+            self._tick += 1
+            out.append(Activity(("timer", self._tick), when - now, {}, when))
+
+    # --- engine callbacks --------------------------------------------------------------------
+    def on_complete(self, act: Started, now: float, sim: Simulator) -> None:
+        if isinstance(act.key, tuple):
+            self._timers.discard(act.payload)
+            return
+        for m, u in act.usage.items():
+            self.free[int(m)] += int(u)  # type: ignore[call-overload]
+        self.total_free += self.info[int(act.key)].gpus  # type: ignore[call-overload]
+
+
+class ASRPT(ClusterPolicy):
+    """Algorithm 1."""
+
+    def __init__(self, instance: DdlwmpInstance, tau: float, perfect: bool = False) -> None:
+        super().__init__(instance, perfect)
+        self.tau = tau
+        g_total = instance.cluster.total_gpus
+        self.size = [f.gpus / g_total * f.predicted * f.alpha_tilde / 1000 for f in self.info]
+        self.virtual: list[tuple[float, int]] = []  # (remaining seconds, job)
+        self.vnow = 0.0
+        self.pending: deque[int] = deque()
+        self.delayed: tuple[int, float, float] | None = None  # (job, kappa, deadline)
+        self.delays = 0
+
+    def advance(self, now: float) -> None:
+        """Run the virtual SRPT machine A~_1 up to ``now``; completions join pending_queue."""
+        while self.virtual:
+            left, i = self.virtual[0]
+            if self.vnow + left <= now:
+                heapq.heappop(self.virtual)
+                self.vnow += left
+                self.pending.append(i)
+            else:
+                heapq.heapreplace(self.virtual, (left - (now - self.vnow), i))
+                break
+        self.vnow = now
+
+    def on_arrival(self, job: Hashable, now: float, sim: Simulator) -> None:
+        self.advance(now)
+        i = int(job)  # type: ignore[call-overload]
+        heapq.heappush(self.virtual, (self.size[i], i))
+
+    def decide(self, now: float, sim: Simulator) -> Sequence[Activity]:
+        self.advance(now)
+        out: list[Activity] = []
+        while True:
+            if self.delayed is not None and not self._retry(now, out):
+                break
+            if not self.pending or self.info[self.pending[0]].gpus > self.total_free:
+                break
+            self._head(now, out)
+        if self.virtual:
+            self.timer(now, self.vnow + self.virtual[0][0], out)
+        return out
+
+    def _head(self, now: float, out: list[Activity]) -> None:
+        i = self.pending.popleft()
+        f = self.info[i]
+        if f.alpha_max / f.alpha_tilde < COMM_HEAVY:  # lines 21-23
+            out.append(self.start(i, *self.place(i, most=False)))
+            return
+        p, a = self.place(i, most=True)  # lines 9-11
+        deadline = now + self.tau * self.size[i]
+        if a / f.alpha_tilde <= COMM_HEAVY or deadline <= now:  # lines 12-13
+            out.append(self.start(i, p, a))
+            return
+        self.delayed = (i, a, deadline)  # lines 15-20
+        self.delays += 1
+        self.timer(now, deadline, out)
+
+    def _retry(self, now: float, out: list[Activity]) -> bool:
+        """Reassess the delayed job; True when it started (the queue may move on)."""
+        assert self.delayed is not None
+        i, kappa, deadline = self.delayed
+        p, a = self.place(i, most=True)
+        if a < kappa or now >= deadline - 1e-9 * max(1.0, deadline):
+            self.delayed = None
+            out.append(self.start(i, p, a))
+            return True
+        return False
+
+    def pending_jobs(self) -> int:
+        return len(self.pending) + len(self.virtual) + (self.delayed is not None)
+
+
+class OrderedPolicy(ClusterPolicy):
+    """A priority order over released jobs; ``strict``: the head blocks the others."""
+
+    def __init__(
+        self,
+        instance: DdlwmpInstance,
+        key: Callable[[int], float],
+        strict: bool,
+        perfect: bool = False,
+    ) -> None:
+        super().__init__(instance, perfect)
+        self.key, self.strict = key, strict
+        self.buckets: dict[int, list[tuple[float, int]]] = {}
+
+    def on_arrival(self, job: Hashable, now: float, sim: Simulator) -> None:
+        i = int(job)  # type: ignore[call-overload]
+        g = 0 if self.strict else self.info[i].gpus  # one bucket when strict
+        heapq.heappush(self.buckets.setdefault(g, []), (self.key(i), i))
+
+    def decide(self, now: float, sim: Simulator) -> Sequence[Activity]:
+        out: list[Activity] = []
+        while True:
+            heads = [(b[0], g) for g, b in self.buckets.items() if b and g <= self.total_free]
+            if not heads:
+                break
+            (_, i), g = min(heads)
+            if self.info[i].gpus > self.total_free:
+                break  # strict: the head does not fit
+            heapq.heappop(self.buckets[g])
+            out.append(self.start(i, *self.place(i, most=True)))
+        return out
+
+
+def _duration(p: ClusterPolicy) -> Callable[[int], float]:
+    return lambda i: p.info[i].predicted * p.info[i].alpha_tilde
+
+
+def _workload(p: ClusterPolicy) -> Callable[[int], float]:
+    return lambda i: p.info[i].predicted * p.info[i].alpha_tilde * p.info[i].gpus
+
+
+def make_policy(instance: DdlwmpInstance, name: str, tau: float = 1.0) -> ClusterPolicy:
+    if name in ("a-srpt", "a-srpt-perfect"):
+        return ASRPT(instance, tau, perfect=name == "a-srpt-perfect")
+    strict = name in ("spjf", "spwf")
+    pol = OrderedPolicy(instance, lambda i: 0.0, strict)
+    keys = {
+        "spjf": _duration(pol),
+        "spwf": _workload(pol),
+        "wcs-duration": _duration(pol),
+        "wcs-workload": _workload(pol),
+        "wcs-subtime": lambda i: instance.jobs[i].release,
+    }
+    pol.key = keys[name]
+    return pol
+
+
+POLICIES = (
+    "a-srpt",
+    "a-srpt-perfect",
+    "spjf",
+    "spwf",
+    "wcs-duration",
+    "wcs-workload",
+    "wcs-subtime",
+)
+
+
+def run_policy(instance: DdlwmpInstance, name: str, tau: float = 1.0) -> tuple[Schedule, dict]:
+    """Simulate ``name`` on the instance; (schedule, statistics)."""
+    policy = make_policy(instance, name, tau)
+    arrivals = [(j.release, i) for i, j in enumerate(instance.jobs)]
+    caps = dict.fromkeys(range(instance.cluster.servers), float(instance.cluster.gpus_per_server))
+    res = simulate(arrivals, caps, policy)  # type: ignore[arg-type]
+    starts = [math.nan] * instance.num_jobs
+    places: list[Placement] = [()] * instance.num_jobs
+    for a in res.activities:
+        if not isinstance(a.key, tuple):
+            starts[int(a.key)] = a.start  # type: ignore[call-overload]
+            places[int(a.key)] = a.payload  # type: ignore[call-overload]
+    missing = [instance.jobs[i].name for i, t in enumerate(starts) if math.isnan(t)]
+    if missing:
+        raise InternalError(f"policy {name} never started {missing[:5]}")
+    stats = {"events": res.events, "decisions": res.decisions}
+    if isinstance(policy, ASRPT):
+        stats["delays"] = policy.delays
+    return Schedule(tuple(starts), tuple(places)), stats
+
+
+__all__ = ["ASRPT", "COMM_HEAVY", "POLICIES", "OrderedPolicy", "make_policy", "run_policy"]
