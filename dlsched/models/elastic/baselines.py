@@ -8,7 +8,7 @@ the PS type with the shortest U_j^p; the policies differ in how many workers the
 which order they start jobs:
 
 - ``fifo``: arrival order with head-of-line blocking, a fixed number of workers
-  (``--param workers``, default 4, at most D_j);
+  (``--param workers``, default 4, at most D_j and at most what the empty cluster holds);
 - ``drf``: Dominant Resource Fairness: each job's worker count gives it an equal dominant share
   of the cluster among the jobs present (at least one worker), jobs in arrival order;
 - ``tiresias``: smallest (work x resources) first, the 2D-LAS priority of Tiresias for jobs
@@ -110,8 +110,16 @@ class ListPolicy:
         self.waiting = [j for j in self.waiting if j not in started]
         return out
 
+    def _most(self, j: int, n: int) -> int:
+        """n, or fewer when even the empty cluster cannot hold n workers of job j."""
+        cap = np.array([s.capacity for s in self.inst.servers], dtype=float)
+        start = self.inst.jobs[j].arrival
+        while n > 1 and place(self.inst, j, n, cap, start) is None:
+            n -= 1
+        return n
+
     def _fit(self, j: int, free: np.ndarray, t: int) -> Config | None:
-        n = self.count(j, self.waiting)
+        n = self._most(j, self.count(j, self.waiting))
         for k in range(n, 0 if self.shrink(j) else n - 1, -1):
             cfg = place(self.inst, j, k, free, t)
             if cfg is not None:
@@ -198,3 +206,25 @@ BASELINES: dict[str, Callable[[ElasticInstance, MethodOptions], tuple[ElasticSch
     "tiresias": tiresias,
     "antman": antman,
 }
+
+
+def greedy_maxweight(
+    inst: ElasticInstance, jobs: list[int], window: tuple[int, int]
+) -> list[tuple[int, Config, int]]:
+    """The greedy of Jain et al. [44] for the maximum weighted schedule problem: jobs by
+    decreasing value density (w_j over its least resource consumption), each at its earliest
+    completion in what is left of the window, or not at all."""
+    from dlsched.models.elastic.algorithms import Ledger, consumption_bounds
+    from dlsched.models.elastic.pricing import price_job
+
+    cons = consumption_bounds(inst)
+    order = sorted(jobs, key=lambda j: (-inst.jobs[j].weight / max(cons[j], 1e-12), j))
+    ledger = Ledger(inst)
+    zero = np.zeros_like(ledger.used)
+    out = []
+    for j in order:
+        got = price_job(Pricer(inst, zero, ledger.free(), window), j)
+        if got.config is not None:
+            ledger.commit(got.config, got.start)
+            out.append((j, got.config, got.start))
+    return out

@@ -1,0 +1,143 @@
+"""The elastic family's algorithms (seed 003): every schedule verified and never better than
+the certified optimum; the paper's oracles against the exact ones; Theorems 1, 3 and 5 records;
+the baselines on the introduction's example."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dlsched.instances import dumps, load, loads
+from dlsched.models import MethodOptions, run_method
+from dlsched.models.elastic.algorithms import (
+    Ledger,
+    a_maxweight,
+    exact_oracle,
+    lam,
+    paper_oracle,
+    price_function,
+)
+from dlsched.models.elastic.baselines import greedy_maxweight
+from dlsched.models.elastic.generate import generate
+from dlsched.models.elastic.guarantees import (
+    max_weight_optimum,
+    save_counterexample,
+    theorem1_record,
+    theorem1_sweep,
+    theorem3_record,
+    theorem5_record,
+)
+from dlsched.solvers import Status
+
+HEURISTICS = ("a-online", "a-dual", "a-maxweight", "fifo", "drf", "tiresias", "antman")
+
+
+def _cases():
+    return [
+        load("elastic/intro-cifar10"),
+        load("elastic/ring-2jobs"),
+        generate(4, 2, 0, horizon=20),
+        generate(5, 3, 1, architecture="ring", horizon=30),
+    ]
+
+
+@pytest.mark.parametrize("inst", _cases(), ids=lambda i: i.name)
+def test_every_method_is_verified_and_never_beats_the_optimum(inst) -> None:
+    exact = run_method(inst, "exact")
+    assert exact.status == Status.OPTIMAL
+    bound = run_method(inst, "lp-bound").bound
+    assert bound is not None and bound <= exact.objective + 1e-6
+    for name in HEURISTICS:
+        out = run_method(inst, name)  # verified_outcome re-checked the schedule
+        assert out.evaluation is not None
+        assert out.objective >= exact.objective - 1e-9, name
+
+
+def test_fifo_with_two_workers_is_the_introductions_30() -> None:
+    inst = load("elastic/intro-cifar10")
+    out = run_method(inst, "fifo", MethodOptions(params={"workers": 2}))
+    assert out.objective == 30.0  # two GPUs each, one after the other: 10 + 20
+
+
+def test_a_online_runs_in_geometric_intervals() -> None:
+    inst = generate(5, 3, 0, horizon=60)
+    out = run_method(inst, "a-online", MethodOptions(params={"alpha": 1}))
+    taus = [r["tau"] for r in out.details["rounds"]]
+    assert taus == [2**i for i in range(len(taus))]
+    fallback = set(out.details["fallback_jobs"])
+    first_round = {}
+    for r in out.details["rounds"]:
+        first_round.setdefault(r["tau"], r)
+    for job in out.solution.entries:  # a job of round i starts at alpha tau_i or later
+        name = inst.jobs[job.job].name
+        if name not in fallback:
+            tau = min(t for t in taus if t >= inst.jobs[job.job].arrival)
+            assert job.start >= tau
+
+
+@pytest.mark.parametrize("arch", ["ps", "ring"])
+def test_exact_oracle_is_never_costlier_than_the_papers(arch: str) -> None:
+    inst = generate(3, 3, 4, architecture=arch)
+    rng = np.random.default_rng(0)
+    cap = np.array([s.capacity for s in inst.servers])
+    used = rng.random((inst.horizon, *cap.shape)) * cap * (rng.random(cap.shape) < 0.4)
+    prices = price_function(used, cap, 20.0)
+    for j in range(inst.num_jobs):
+        exact = exact_oracle(inst, j, prices, cap - used, (0, inst.horizon))
+        paper = paper_oracle(inst, j, prices, cap - used, (0, inst.horizon))
+        assert exact.cost <= paper.cost + 1e-9
+
+
+def _theorem1_counterexample():
+    d = json.loads(dumps(load("elastic/intro-cifar10")))
+    d["name"] = "theorem1-counterexample"
+    d["servers"] = [
+        {"name": "cheap", "capacity": {"gpu": 3, "cpu": 8}},
+        {"name": "ps-home", "capacity": {"gpu": 3, "cpu": 8}},
+    ]
+    d["jobs"] = [dict(d["jobs"][0], chunks=3, minibatches_per_chunk=10000)]
+    return loads(json.dumps(d))
+
+
+def test_theorem1_counterexample_a_mincost1_misses_the_optimum(tmp_path) -> None:
+    """Prices over the window: a vCPU on ps-home costs 10, a GPU there 0.01, cheap is free.
+    A_mincost1 puts all three workers on cheap, whose PS count then is ceil(0) = 0, so it
+    rejects cheap as the PS server and pays 3 PSs on ps-home (30); two workers and one PS on
+    cheap and one worker on ps-home cost 10.01."""
+    inst = _theorem1_counterexample()
+    win = np.array([[0.0, 0.0], [0.01, 10.0]])
+    room = np.array([[3.0, 8.0], [3.0, 8.0]])
+    rec = theorem1_record(inst, 0, 0, 3, False, win, room)
+    assert rec.paper == pytest.approx(30.0) and rec.exact == pytest.approx(10.01)
+    assert rec.violations and "Theorem 1" in rec.violations[0]
+    path = save_counterexample(inst, rec, tmp_path)
+    assert json.loads(path.read_text())["record"]["exact"] == pytest.approx(10.01)
+
+
+@pytest.mark.parametrize("arch", ["ps", "ring"])
+def test_theorem1_sweep_milp_is_a_lower_bound_of_the_algorithms(arch: str) -> None:
+    for rec in theorem1_sweep(25, 3, architecture=arch):
+        if rec.exact is not None and np.isfinite(rec.paper) and not rec.notes:
+            assert rec.paper >= rec.exact - 1e-6
+
+
+def test_theorem3_record_and_greedy_of_jain() -> None:
+    inst = generate(5, 2, 2)
+    rec = theorem3_record(inst, tau=8)
+    assert rec.algorithm <= rec.optimum + 1e-9
+    assert rec.guarantee == pytest.approx(2 * np.log2(rec.lam))
+    assert set(rec.assumptions) >= {"weight_at_least_consumption", "small_demand"}
+    greedy = greedy_maxweight(inst, list(range(inst.num_jobs)), (0, 8))
+    assert sum(inst.jobs[j].weight for j, _, _ in greedy) <= max_weight_optimum(inst, 8) + 1e-9
+    _, lam_value = lam(inst)
+    got = a_maxweight(inst, list(range(inst.num_jobs)), (0, 8), Ledger(inst), lam_value)
+    assert sum(inst.jobs[j].weight for j, _, _ in got) == pytest.approx(rec.algorithm)
+
+
+def test_theorem5_record_reports_ratio_and_assumptions() -> None:
+    rec = theorem5_record(load("elastic/ring-2jobs"))
+    assert rec.optimum == 20.0 and rec.ratio is not None and rec.ratio >= 1.0
+    assert rec.guarantee == 4 * rec.alpha
+    assert "small_demand" in rec.assumptions
