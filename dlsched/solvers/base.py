@@ -6,13 +6,16 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlsched.errors import OptionError
 
+if TYPE_CHECKING:
+    import numpy as np
+
 
 class Status(StrEnum):
-    OPTIMAL = "optimal"  # objective - bound <= certify.EPSILON (see dlsched.solvers.certify)
+    OPTIMAL = "optimal"  # objective - bound <= certify.tolerance(objective)
     FEASIBLE = "feasible"  # an incumbent, optimality not proven (stopped for another reason)
     TIME_LIMIT = "time_limit"  # stopped by the time limit; incumbent may be None
     INFEASIBLE = "infeasible"  # proven infeasible
@@ -78,6 +81,11 @@ class SolveResult:
     values: Mapping[str, float] = field(default_factory=dict, repr=False)
     message: str = ""
     info: Mapping[str, Any] = field(default_factory=dict)
+    #: matrix backends (dlsched.solvers.highs): primal column values, and for LPs the row and
+    #: column duals (HiGHS signs: c = A^T row_dual + col_dual); None when not available
+    col_value: np.ndarray | None = field(default=None, repr=False, compare=False)
+    row_dual: np.ndarray | None = field(default=None, repr=False, compare=False)
+    col_dual: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def gap(self) -> float | None:

@@ -33,7 +33,7 @@ from dlsched.models.placement.solution import Placement
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import solve
 from dlsched.solvers.base import SolveOptions, Status
-from dlsched.solvers.certify import EPSILON, ContradictionError, Proof
+from dlsched.solvers.certify import ContradictionError, Proof, tolerance
 from dlsched.solvers.pyomo_backend import PyomoSolver
 
 EXACT_BACKENDS = ("scip", "highs")
@@ -178,7 +178,7 @@ def _solve_oa(
             val = float(ev.avg_jct(np.array(assign))[0])
             if val < best_val:
                 best_val, best_assign = val, assign
-        closed = best_assign is not None and best_val - lower <= EPSILON
+        closed = best_assign is not None and best_val - lower <= tolerance(best_val)
         if closed:
             status = Status.OPTIMAL
             break
