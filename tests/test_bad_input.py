@@ -159,3 +159,24 @@ def test_every_bundled_instance_still_loads_and_round_trips() -> None:
     for name in bundled():
         inst = load(name)
         assert from_dict(json.loads(dumps(inst)), name) == inst
+
+
+def test_placement_whose_objective_exceeds_solver_precision_is_refused() -> None:
+    from dlsched.instances import from_dict, load, to_dict
+
+    d = to_dict(load("placement/liu2024-motivating"))
+    d["jobs"][0]["dataset_size"], d["jobs"][0]["epochs"] = 1e9, 1_000_000
+    with pytest.raises(InstanceError, match=r"jobs\[0\]\.epochs.*cannot be solved to precision"):
+        from_dict(d, "big.json")
+
+
+def test_hare_instance_beyond_64_bit_scaling_is_refused_by_the_exact_route() -> None:
+    from dlsched.models import run_method
+    from dlsched.models.hare.instance import HareInstance, HareJob
+
+    jobs = tuple(
+        HareJob(f"j{n}", 0.0, 1.000001, 1, 1, (1e9 - 0.000001,), (0.5,)) for n in range(3)
+    )
+    inst = HareInstance("huge", ("g0",), jobs)
+    with pytest.raises(InstanceError, match="64-bit"):
+        run_method(inst, "exact-cpsat")

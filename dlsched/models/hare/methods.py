@@ -53,6 +53,7 @@ def run_exact_cpsat(
     instance: HareInstance, options: MethodOptions, name: str = "exact-cpsat"
 ) -> Outcome:
     t0 = time.perf_counter()
+    scale_data(instance)  # refuses data the integer model cannot hold, before any work
     hint = best_hint(instance)[1] if options.param("hint", True) else None
     flags = {}
     for key in ("pooled", "subsets"):  # stage switches of pipeline.solve_exact, on by default

@@ -11,8 +11,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dlsched.errors import InstanceError
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
+
+#: Largest scaled objective the integer models accept (CP-SAT works in 64-bit integers;
+#: 2^53 keeps every value exact in a double too).
+MAX_SCALED = 2**53
 
 #: Largest power of ten tried to make the times (or the weights) integral.
 MAX_TIME_SCALE = 10**6
@@ -65,7 +70,16 @@ def scale_data(instance: HareInstance) -> ScaledData:
         max(a + b for a, b in zip(tc[n], ts[n], strict=True)) * j.rounds * j.tasks_per_round
         for n, j in enumerate(instance.jobs)
     )
-    return ScaledData(s, w, exact_t and exact_w, tc, ts, arrival, weight, max(arrival) + work)
+    horizon = max(arrival) + work
+    if horizon * max(weight) * len(weight) > MAX_SCALED:
+        raise InstanceError(
+            instance.name,
+            "jobs",
+            f"horizon {horizon} x weight scale {w}",
+            "too large for the exact routes' 64-bit integer model (round the times or weights "
+            "to fewer decimals, or shorten the instance)",
+        )
+    return ScaledData(s, w, exact_t and exact_w, tc, ts, arrival, weight, horizon)
 
 
 def scaled_objective(built_data: ScaledData, instance: HareInstance, schedule: TaskSchedule) -> int:

@@ -169,6 +169,26 @@ def validate_placement(inst: PlacementInstance, source: str) -> None:
         )
     unique_names([j.name for j in inst.jobs], source, "jobs")
     unique_names([w.name for w in inst.workers], source, "workers")
+    _check_training_time(inst, source)
+
+
+#: The longest computation time T_i |Pi_i| / rho a job may have on its slowest worker
+#: (seconds, about 300 years): beyond it the solvers' double precision cannot resolve the
+#: objective, and an exact route would certify noise.
+MAX_TRAINING_SECONDS = 1e10
+
+
+def _check_training_time(inst: PlacementInstance, source: str) -> None:
+    for i, (j, row) in enumerate(zip(inst.jobs, inst.throughput, strict=True)):
+        seconds = j.epochs * j.dataset_size / min(row)
+        if seconds > MAX_TRAINING_SECONDS:
+            raise InstanceError(
+                source,
+                f"jobs[{i}].epochs",
+                j.epochs,
+                f"epochs x dataset_size / slowest throughput = {seconds:.3g} s exceeds "
+                f"{MAX_TRAINING_SECONDS:g} s: the objective cannot be solved to precision",
+            )
 
 
 def placement_from_dict(data: Any, source: str) -> PlacementInstance:
