@@ -10,7 +10,7 @@
   recurring groups (each group one model and configuration, a median duration drawn from a
   heavy-tailed (log-normal, sigma 1.5) law around 30 minutes), users owning groups, a share
   ``single_gpu`` (default 0.7, the trace's) of single-GPU groups, Poisson arrivals at offered
-  load ``load`` (default 0.9) of the cluster, iterations = duration / alpha~^min.
+  load ``load`` (default 0.7) of the cluster, iterations = duration / alpha~^min.
 
 Other parameters: ``inter_gbps``, ``intra_gbps``, ``gpus_per_server``, ``slot_s``,
 ``groups`` (paper: number of recurring groups, default jobs // 5 + 1).
@@ -118,27 +118,28 @@ def _paper(
     jobs: int, cluster: Cluster, rng: np.random.Generator, params: dict[str, Any], seed: int
 ) -> DdlwmpInstance:
     share = _number("single_gpu", params.get("single_gpu", 0.7), 0.0, 1.0)
-    load = _number("load", params.get("load", 0.9), 1e-3, 100.0)
+    load = _number("load", params.get("load", 0.7), 1e-3, 100.0)
     n_groups = _integer("groups", params.get("groups", jobs // 5 + 1), 1, 10**6)
-    single = [(m, c) for m, c in _configs(1)]
-    multi = [(m, c) for m, c in _configs(cluster.total_gpus) if sum(c) > 1]
-    groups = []
-    for _ in range(n_groups):
-        pool = single if rng.random() < share or not multi else multi
-        model, config = pool[int(rng.integers(len(pool)))]
-        median = 1800.0 * float(rng.lognormal(0.0, 1.5))
-        groups.append((model, config, median, f"u{int(rng.integers(max(1, n_groups // 4)))}"))
+    pools = (_configs(1), [(m, c) for m, c in _configs(cluster.total_gpus) if sum(c) > 1])
+    groups: tuple[list[tuple[str, tuple[int, ...], float, str]], ...] = ([], [])
+    for kind in (0, 1):
+        for _ in range(n_groups):
+            model, config = pools[kind][int(rng.integers(len(pools[kind])))]
+            median = 1800.0 * float(rng.lognormal(0.0, 1.5))
+            user = f"u{int(rng.integers(max(1, n_groups // 4)))}"
+            groups[kind].append((model, config, median, user))
     weights = rng.zipf(1.5, n_groups).astype(float)  # a few groups recur very often
-    picks = rng.choice(n_groups, size=jobs, p=weights / weights.sum())
-    durs = [groups[k][2] * float(rng.lognormal(0.0, 0.5)) for k in picks]
-    work = sum(d * sum(groups[k][1]) for d, k in zip(durs, picks, strict=True))
+    kinds = (rng.random(jobs) >= share).astype(int) if pools[1] else np.zeros(jobs, int)
+    picks = [(int(k), int(rng.choice(n_groups, p=weights / weights.sum()))) for k in kinds]
+    durs = [groups[k][q][2] * float(rng.lognormal(0.0, 0.5)) for k, q in picks]
+    work = sum(d * sum(groups[k][q][1]) for d, (k, q) in zip(durs, picks, strict=True))
     rate = load * cluster.total_gpus / (work / jobs)  # arrivals per second
     t, out = 0.0, []
-    for i, (k, d) in enumerate(zip(picks, durs, strict=True)):
+    for i, ((k, q), d) in enumerate(zip(picks, durs, strict=True)):
         t += float(rng.exponential(1.0 / rate))
         release = math.ceil(t / cluster.slot_s) * cluster.slot_s
-        model, config, _, user = groups[k]
-        out.append(_job(f"j{i}", model, config, release, d, cluster, f"g{k}", user))
+        model, config, _, user = groups[k][q]
+        out.append(_job(f"j{i}", model, config, release, d, cluster, f"g{k}-{q}", user))
     name = f"ddlwmp-paper-{jobs}j-{cluster.total_gpus}g-s{seed}"
     return DdlwmpInstance(name, cluster, tuple(out), "generated, setting=paper (Section V-B)")
 

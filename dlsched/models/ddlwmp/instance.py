@@ -204,7 +204,10 @@ def validate(inst: DdlwmpInstance, source: str) -> None:
         where = f"jobs[{i}]"
         if job.gpus > c.total_gpus:
             raise InstanceError(
-                source, f"{where}.stages", job.gpus, f"needs more GPUs than the {c.total_gpus}"
+                source,
+                f"{where}.stages",
+                job.gpus,
+                f"the job needs this many GPUs, more than the cluster's {c.total_gpus}",
             )
         if c.occupied and job.gpus > free:
             raise InstanceError(

@@ -1,0 +1,316 @@
+"""The ddlwmp family (seed 001): alpha model, validation, checker, mapping, exact, bounds."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dlsched.errors import InfeasibleSolutionError, InstanceError, OptionError
+from dlsched.instances import load
+from dlsched.models import MethodOptions, run_method
+from dlsched.models.ddlwmp.alpha import alpha_max_ms, alpha_ms
+from dlsched.models.ddlwmp.bounds import srpt_total
+from dlsched.models.ddlwmp.check import busy_slots, check_schedule, run_seconds
+from dlsched.models.ddlwmp.generate import generate
+from dlsched.models.ddlwmp.instance import (
+    Cluster,
+    DdlwmpInstance,
+    Job,
+    Stage,
+    ddlwmp_from_dict,
+    ddlwmp_to_dict,
+)
+from dlsched.models.ddlwmp.mapping import all_placements, heavy_edge, job_graph
+from dlsched.models.ddlwmp.mapping_methods import exact_mapping
+from dlsched.models.ddlwmp.online import POLICIES, run_policy
+from dlsched.models.ddlwmp.solution import Schedule
+from dlsched.solvers import SolveOptions
+
+CLUSTER = Cluster(servers=2, gpus_per_server=4, inter_gbps=10.0, intra_gbps=2400.0)
+# stage 0: 2 replicas, p = 10 + 20 ms, d_out 5 MB, h 100 MB; stage 1: 1 replica, p = 15 + 30,
+# d_in 10 MB (k_0 d_out_0 = 2 x 5 = 10 = k_1 d_in_1), h 50 MB
+JOB = Job(
+    "j",
+    0.0,
+    1000,
+    (Stage(2, 10.0, 20.0, 0.0, 5.0, 100.0), Stage(1, 15.0, 30.0, 10.0, 0.0, 50.0)),
+)
+
+
+# --- alpha, eq. (4)-(7), by hand ----------------------------------------------------------------
+
+
+def test_alpha_split_pipeline_by_hand() -> None:
+    # stage 1 alone on server 1: comp 45 + NIC 2 x 10 MB x g=4 x 8 ms / 10 Gbps = 64 -> 109
+    # stage 0 on server 0: comp 30 + NIC 2 x 5 x 4 x 8 / 10 = 32 + AllReduce (x = k: NVLink)
+    # 2 (2-1) 100 / 2 x 8 / 2400 = 1/3 -> 62.33; alpha = max = 109
+    assert alpha_ms(JOB, CLUSTER, ((0, (2, 0)), (1, (0, 1)))) == pytest.approx(109.0)
+
+
+def test_alpha_colocated_by_hand() -> None:
+    # stage 0: 30 + 2 x 5 x 8 / 2400 + 1/3; stage 1: 45 + 2 x 10 x 8 / 2400
+    assert alpha_ms(JOB, CLUSTER, ((0, (2, 1)),)) == pytest.approx(45 + 160 / 2400)
+
+
+def test_alpha_replicas_split_pay_allreduce_over_the_nic() -> None:
+    # stage 0 replica alone on its server: AllReduce 100 MB x 8 / (1/4 x 10 Gbps) = 320 ms
+    # (with its successor on server 0: + 2 x 5 x 8 / 2400)
+    a = alpha_ms(JOB, CLUSTER, ((0, (1, 1)), (1, (1, 0))))
+    assert a == pytest.approx(30 + 320 + 32)  # the replica on server 1 sends over the NIC
+
+
+def test_alpha_max_is_the_spread_placement() -> None:
+    # each replica alone with 1/g of the NIC: stage 0: 30 + 32 + 320; stage 1: 45 + 64
+    assert alpha_max_ms(JOB, CLUSTER) == pytest.approx(382.0)
+
+
+# --- instances ----------------------------------------------------------------------------------
+
+
+def _toy_dict() -> dict:
+    return ddlwmp_to_dict(load("ddlwmp/toy-2x4"))
+
+
+def test_round_trip() -> None:
+    inst = load("ddlwmp/toy-2x4")
+    assert ddlwmp_from_dict(json.loads(json.dumps(ddlwmp_to_dict(inst))), "x") == inst
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "value"),
+    [
+        (lambda d: d["jobs"][0].update(release=5.0), "jobs[0].release", "5.0"),
+        (lambda d: d["jobs"][1].update(allreduce="star"), "jobs[1].allreduce", "'star'"),
+        (lambda d: d["jobs"][0].update(iterations=0), "jobs[0].iterations", "0"),
+        (lambda d: d["cluster"].update(inter_gbps=-1), "cluster.inter_gbps", "-1"),
+        (lambda d: d["cluster"].update(occupied=[4, 4]), "cluster.occupied", "[4, 4]"),
+        (lambda d: d["jobs"][2]["stages"][0].update(replicas=9), "jobs[2].stages", "12"),
+        (lambda d: d["jobs"][1]["stages"][1].update(activation_in_mb=1.0), "activation_in", "1.0"),
+        (lambda d: d["jobs"][0].update(gpu=1), "jobs[0].gpu", "1"),
+    ],
+)
+def test_bad_input_names_field_and_value(mutate, field, value) -> None:
+    d = _toy_dict()
+    mutate(d)
+    with pytest.raises(InstanceError) as err:
+        ddlwmp_from_dict(d, "bad.json")
+    assert "bad.json" in str(err.value) and field in str(err.value) and value in str(err.value)
+
+
+def test_cli_bad_file_is_one_line_exit_2(tmp_path: Path) -> None:
+    d = _toy_dict()
+    d["jobs"][0]["release"] = 3
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(d))
+    cli = Path(sys.executable).parent / "dlsched"
+    out = subprocess.run([str(cli), "solve", str(p), "--method", "a-srpt"], capture_output=True)
+    assert out.returncode == 2
+    assert b"Traceback" not in out.stderr and b"jobs[0].release" in out.stderr
+
+
+# --- the checker --------------------------------------------------------------------------------
+
+
+def _one_server(jobs: list[Job]) -> DdlwmpInstance:
+    return DdlwmpInstance("t", replace(CLUSTER, servers=1), tuple(jobs))
+
+
+def test_checker_counts_busy_slots_and_completions() -> None:
+    inst = _one_server([JOB, replace(JOB, name="k")])
+    p = ((0, (2, 1)),)
+    a = 45 + 160 / 2400
+    run = 1000 * a / 1000  # 45.07 s -> 46 busy slots of 1 s
+    ev = check_schedule(inst, Schedule((0.0, 46.0), (p, p)))
+    assert ev.objective == pytest.approx(run + 46 + run)
+    with pytest.raises(InfeasibleSolutionError, match="server 0 hosts 6"):
+        check_schedule(inst, Schedule((0.0, 45.0), (p, p)))
+
+
+@pytest.mark.parametrize(
+    ("starts", "places", "match"),
+    [
+        ((-1.0,), (((0, (2, 1)),),), "before release"),
+        ((0.5,), (((0, (2, 1)),),), "off the"),
+        ((0.0,), (((0, (1, 1)),),), "stage 0 has 1 of 2"),
+        ((0.0,), (((3, (2, 1)),),), "bad or repeated server"),
+    ],
+)
+def test_checker_rejects(starts, places, match) -> None:
+    with pytest.raises(InfeasibleSolutionError, match=match):
+        check_schedule(_one_server([JOB]), Schedule(starts, places))
+
+
+# --- mapping ------------------------------------------------------------------------------------
+
+
+def test_heavy_edge_figure2_example() -> None:
+    # three stages of two replicas; stage 0's ring edge (20 MB) is the heaviest, inter-stage
+    # edges 1 MB: the 4-GPU server gets stages 0 and 1, the 1-GPU servers stage 2
+    st_ = (
+        Stage(2, 1.0, 1.0, 0.0, 1.0, 20.0),
+        Stage(2, 1.0, 1.0, 1.0, 1.0, 2.0),
+        Stage(2, 1.0, 1.0, 1.0, 0.0, 2.0),
+    )
+    job = Job("fig2", 0.0, 1, st_)
+    _, w = job_graph(job)
+    assert w.max() == pytest.approx(20.0)
+    assert heavy_edge(job, [(0, 4), (1, 1), (2, 1)]) == (
+        (0, (2, 2, 0)),
+        (1, (0, 0, 1)),
+        (2, (0, 0, 1)),
+    )
+
+
+@st.composite
+def small_jobs(draw):
+    k = draw(st.lists(st.integers(1, 3), min_size=1, max_size=3))
+    act = draw(st.floats(0.0, 50.0))
+    stages = tuple(
+        Stage(
+            kk,
+            draw(st.floats(1.0, 50.0)),
+            draw(st.floats(0.0, 50.0)),
+            act / kk if s > 0 else 0.0,
+            act / kk if s < len(k) - 1 else 0.0,
+            draw(st.floats(0.0, 500.0)),
+        )
+        for s, kk in enumerate(k)
+    )
+    free = draw(st.lists(st.integers(0, 4), min_size=2, max_size=3))
+    kind = draw(st.sampled_from(["ring", "tree"]))
+    return Job("h", 0.0, 1, stages, kind), free
+
+
+@settings(max_examples=25, derandomize=True, deadline=None)
+@given(small_jobs())
+def test_mapping_milp_equals_brute_force_and_bounds_heavy_edge(case) -> None:
+    job, free = case
+    if sum(free) < job.gpus:
+        return
+    cluster = replace(CLUSTER, servers=len(free))
+    brute = min(alpha_ms(job, cluster, p) for p in all_placements(job, free))
+    place, bound, hit = exact_mapping(job, cluster, tuple(free), SolveOptions(time_limit=20))
+    assert place is not None and not hit
+    assert alpha_ms(job, cluster, place) == pytest.approx(brute, rel=1e-7, abs=1e-7)
+    assert bound is not None and bound <= brute + 1e-6
+    caps, left = [], job.gpus
+    for m in sorted(range(len(free)), key=lambda m: -free[m]):
+        caps.append((m, min(free[m], left)))
+        left -= caps[-1][1]
+    he = heavy_edge(job, caps)
+    assert alpha_ms(job, cluster, he) >= brute - 1e-9
+
+
+def test_mapping_methods_certify_and_compare() -> None:
+    inst = load("ddlwmp/toy-2x4")
+    ex = run_method(inst, "mapping-exact")
+    he = run_method(inst, "heavy-edge")
+    assert str(ex.status) == "optimal"
+    assert he.objective >= ex.objective - 1e-6
+    assert set(ex.details["alpha_ms"]) == {j.name for j in inst.jobs}
+
+
+# --- exact, bounds, online ----------------------------------------------------------------------
+
+
+def _ssgs_optimum(inst: DdlwmpInstance) -> float:
+    """Brute force: every start order and placement, each job at its earliest feasible slot
+    (serial generation: an optimal schedule of a regular objective is among these)."""
+    c = inst.cluster
+    places = [list(all_placements(j, [c.gpus_per_server] * c.servers)) for j in inst.jobs]
+    best = math.inf
+    for order in itertools.permutations(range(inst.num_jobs)):
+        for choice in itertools.product(*(places[i] for i in order)):
+            load_: dict[tuple[int, int], int] = {}
+            total = 0.0
+            for i, p in zip(order, choice, strict=True):
+                run = run_seconds(inst.jobs[i], alpha_ms(inst.jobs[i], c, p))
+                d = busy_slots(run, c.slot_s)
+                t = inst.slot_of(inst.jobs[i].release)
+                while any(
+                    load_.get((m, tau), 0) + sum(r) > c.gpus_per_server
+                    for m, r in p
+                    for tau in range(t, t + d)
+                ):
+                    t += 1
+                for m, r in p:
+                    for tau in range(t, t + d):
+                        load_[m, tau] = load_.get((m, tau), 0) + sum(r)
+                total += t * c.slot_s + run
+            best = min(best, total)
+    return best
+
+
+@settings(max_examples=6, derandomize=True, deadline=None)
+@given(st.integers(0, 10_000))
+def test_exact_equals_brute_force_on_tiny_instances(seed) -> None:
+    inst = generate(3, 4, seed, gpus_per_server=2)
+    out = run_method(inst, "exact")
+    assert str(out.status) == "optimal"
+    assert out.objective == pytest.approx(_ssgs_optimum(inst), rel=1e-9)
+
+
+def test_exact_certifies_toy_and_bounds_sit_below() -> None:
+    inst = load("ddlwmp/toy-2x4")
+    opt = run_method(inst, "exact")
+    assert str(opt.status) == "optimal"
+    for m in ("lp-bound", "srpt-bound"):
+        assert run_method(inst, m).bound <= opt.objective + 1e-6
+    for m in POLICIES:
+        assert run_method(inst, m).objective >= opt.objective - 1e-6
+
+
+def test_srpt_total_by_hand() -> None:
+    # job 0 (size 3) runs 0-1, job 1 (size 1) preempts at 1 and ends at 2, job 0 ends at 4
+    assert srpt_total([0.0, 1.0], [3.0, 1.0]) == pytest.approx(6.0)
+    assert srpt_total([5.0], [2.0]) == pytest.approx(7.0)
+
+
+@settings(max_examples=8, derandomize=True, deadline=None)
+@given(st.integers(0, 10_000), st.integers(4, 25))
+def test_every_policy_schedule_passes_the_checker(seed, jobs) -> None:
+    inst = generate(jobs, 16, seed, gpus_per_server=4)
+    for name in POLICIES:
+        sched, _ = run_policy(inst, name)
+        ev = check_schedule(inst, sched)
+        assert all(t >= j.release for t, j in zip(sched.starts, inst.jobs, strict=True))
+        assert ev.objective >= sum(j.release for j in inst.jobs)
+
+
+def test_wcs_subtime_is_fifo_list_scheduling_on_single_gpu_jobs() -> None:
+    # four 1-GPU jobs on one 2-GPU server: FIFO gives each the earliest free GPU
+    jobs = [
+        replace(JOB, name=f"q{i}", release=float(r), iterations=n, stages=(JOB.stages[1],))
+        for i, (r, n) in enumerate([(0, 1000), (0, 2000), (1, 1000), (2, 1000)])
+    ]
+    inst = DdlwmpInstance("fifo", replace(CLUSTER, servers=1, gpus_per_server=2), tuple(jobs))
+    sched, _ = run_policy(inst, "wcs-subtime")
+    # runs: 45 s, 90 s, 45 s, 45 s: q0 [0,45), q1 [0,90), q2 [45,90), q3 [90,135)
+    assert sched.starts == (0.0, 0.0, 45.0, 90.0)
+
+
+def test_tau_option_is_validated() -> None:
+    with pytest.raises(OptionError, match="tau"):
+        run_method(load("ddlwmp/toy-2x4"), "a-srpt", MethodOptions(params={"tau": -1}))
+
+
+def test_generator_paper_setting_and_bad_params() -> None:
+    inst = generate(300, 2000, 1, setting="paper")
+    c = inst.cluster
+    assert (c.servers, c.gpus_per_server, c.inter_gbps, c.intra_gbps) == (250, 8, 10.0, 2400.0)
+    single = sum(j.gpus == 1 for j in inst.jobs) / inst.num_jobs
+    assert 0.4 < single <= 1.0
+    assert len({j.group for j in inst.jobs}) < inst.num_jobs  # groups recur
+    with pytest.raises(OptionError, match="workers"):
+        generate(3, 10, 0)
+    with pytest.raises(OptionError, match="setting"):
+        generate(3, 8, 0, setting="huge")
