@@ -50,4 +50,21 @@ def call_with_deadline(fn: Callable[..., T], *args: Any, seconds: float | None) 
     return value  # type: ignore[no-any-return]
 
 
-__all__ = ["call_with_deadline"]
+#: Seconds a child may overrun its time limit (a solver's own stop) before it is killed.
+GRACE = 1.0
+
+
+def within_time_limit(
+    fn: Callable[..., T], *args: Any, time_limit: float | None, t0: float
+) -> T | None:
+    """``fn(*args)`` under what is left of ``time_limit`` since ``t0`` (a perf_counter value),
+    plus :data:`GRACE`, model building included; None if it was killed at the limit."""
+    import time
+
+    if time_limit is None:
+        return fn(*args)
+    left = max(time_limit - (time.perf_counter() - t0), 0.0)
+    return call_with_deadline(fn, *args, seconds=left + GRACE)
+
+
+__all__ = ["GRACE", "call_with_deadline", "within_time_limit"]

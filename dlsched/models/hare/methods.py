@@ -21,7 +21,7 @@ from dlsched.models.hare.solution import TaskSchedule
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import SolveOptions, SolveResult, Status, solve
 from dlsched.solvers.certify import Proof
-from dlsched.solvers.deadline import call_with_deadline
+from dlsched.solvers.deadline import within_time_limit
 
 from .baselines import BASELINES
 from .common import RouteResult, push_to_feasible
@@ -82,17 +82,9 @@ def _route_outcome(
     )
 
 
-#: Seconds a child process may overrun its time limit (a solver's own stop) before it is
-#: killed; see :mod:`dlsched.solvers.deadline`.
-GRACE = 1.0
-
-
 def _within_limit(fn: Any, *args: Any, options: SolveOptions, t0: float) -> Any:
-    """``fn(*args)`` run under the time limit left since ``t0``, model building included;
-    None if it was killed at the limit."""
-    limit = options.time_limit
-    seconds = None if limit is None else max(limit - (time.perf_counter() - t0), 0.0) + GRACE
-    return call_with_deadline(fn, *args, seconds=seconds)
+    """``fn(*args)`` within the time limit left since ``t0``, model building included."""
+    return within_time_limit(fn, *args, time_limit=options.time_limit, t0=t0)
 
 
 def _milp_schedule(

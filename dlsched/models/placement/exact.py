@@ -16,6 +16,8 @@ P3 (18) with K_i fixed is an LP (transportation polytope) solved by HiGHS.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +34,9 @@ from dlsched.models.placement.model import (
 from dlsched.models.placement.solution import Placement
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import solve
-from dlsched.solvers.base import SolveOptions, Status
+from dlsched.solvers.base import SolveOptions, SolveResult, Status
 from dlsched.solvers.certify import ContradictionError, Proof, tolerance
+from dlsched.solvers.deadline import within_time_limit
 from dlsched.solvers.pyomo_backend import PyomoSolver
 
 EXACT_BACKENDS = ("scip", "highs")
@@ -93,13 +96,26 @@ def _solve_scip(
     instance: PlacementInstance, category: tuple[int, ...] | None, options: SolveOptions
 ) -> Outcome:
     t0 = time.perf_counter()
-    m = build_p1(instance, category, computation="nonlinear")
-    extra = {"numerics/feastol": 1e-9, **options.extra}
-    res = solve(m, "scip", options.with_(extra=extra))
-    placement = None
-    if res.has_solution:
-        counts = counts_from_values(m, dict(res.values))
-        placement = Placement(expand_counts(m._groups, counts, instance.num_workers))
+    got = within_time_limit(
+        _scip_run, instance, category, options, time_limit=options.time_limit, t0=t0
+    )
+    details: dict[str, Any] = {
+        "route": "scip-minlp",
+        "category": list(category) if category else None,
+    }
+    if got is None:  # SCIP overran its own limit and was stopped: a greedy incumbent only
+        from dlsched.models.placement.heuristics import optimus_lb
+
+        fallback = Placement(optimus_lb(instance)) if category is None else None
+        return verified_outcome(
+            instance,
+            _method_name(category),
+            fallback,
+            wall_time=time.perf_counter() - t0,
+            proof=Proof(hit_limit=True),
+            details={**details, "stopped": "SCIP overran the time limit", "returned": "optimus-lb"},
+        )
+    res, placement, groups = got
     proof = _proof(
         instance,
         "scip-minlp",
@@ -115,12 +131,23 @@ def _solve_scip(
         wall_time=time.perf_counter() - t0,
         proof=proof,
         solver=res,
-        details={
-            "route": "scip-minlp",
-            "category": list(category) if category else None,
-            "groups": len(m._groups.members),
-        },
+        details={**details, "groups": groups},
     )
+
+
+def _scip_run(
+    instance: PlacementInstance, category: tuple[int, ...] | None, options: SolveOptions
+) -> tuple[SolveResult, Placement | None, int]:
+    """Build P1 as an MINLP and solve it with SCIP (run in a child: SCIP has overrun its own
+    time limit on badly scaled data)."""
+    m = build_p1(instance, category, computation="nonlinear")
+    extra = {"numerics/feastol": 1e-9, **options.extra}
+    res = solve(m, "scip", options.with_(extra=extra))
+    placement = None
+    if res.has_solution:
+        counts = counts_from_values(m, dict(res.values))
+        placement = Placement(expand_counts(m._groups, counts, instance.num_workers))
+    return replace(res, values={}), placement, len(m._groups.members)
 
 
 def _solve_oa(
