@@ -9,8 +9,12 @@ whatever the model's size. The child's result (or its exception) comes back thro
 from __future__ import annotations
 
 import multiprocessing as mp
+import sys
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from dlsched.solvers.cpsat import PROGRESS_EVERY
 
 T = TypeVar("T")
 
@@ -24,9 +28,31 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         conn.close()
 
 
-def call_with_deadline(fn: Callable[..., T], *args: Any, seconds: float | None) -> T | None:
+def _wait(recv: Any, seconds: float, label: str) -> bool:
+    """Wait up to ``seconds`` for the child's answer, saying on stderr every
+    :data:`PROGRESS_EVERY` seconds that the work goes on."""
+    t0 = time.perf_counter()
+    while True:
+        left = seconds - (time.perf_counter() - t0)
+        if left <= 0:
+            return bool(recv.poll(0))
+        if recv.poll(min(left, PROGRESS_EVERY)):
+            return True
+        elapsed = time.perf_counter() - t0
+        if elapsed < seconds:
+            print(
+                f"dlsched: {label}: {elapsed:.0f} s elapsed of {seconds:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def call_with_deadline(
+    fn: Callable[..., T], *args: Any, seconds: float | None, label: str = "solving"
+) -> T | None:
     """``fn(*args)`` if it returns within ``seconds`` (no limit if None), else None; the work
-    is then killed. Exceptions raised by ``fn`` are raised here."""
+    is then killed. Exceptions raised by ``fn`` are raised here. Long waits print a progress
+    line on stderr."""
     if seconds is None:
         return fn(*args)
     ctx = mp.get_context("fork")
@@ -35,7 +61,7 @@ def call_with_deadline(fn: Callable[..., T], *args: Any, seconds: float | None) 
     proc.start()
     send.close()
     try:
-        if not recv.poll(max(seconds, 0.0)):
+        if not _wait(recv, seconds, label):
             return None
         ok, value = recv.recv()
     except EOFError:  # the child died without a word (killed by the system)
@@ -59,12 +85,11 @@ def within_time_limit(
 ) -> T | None:
     """``fn(*args)`` under what is left of ``time_limit`` since ``t0`` (a perf_counter value),
     plus :data:`GRACE`, model building included; None if it was killed at the limit."""
-    import time
-
     if time_limit is None:
         return fn(*args)
     left = max(time_limit - (time.perf_counter() - t0), 0.0)
-    return call_with_deadline(fn, *args, seconds=left + GRACE)
+    label = getattr(fn, "__name__", "solving").strip("_").replace("_", " ")
+    return call_with_deadline(fn, *args, seconds=left + GRACE, label=label)
 
 
 __all__ = ["GRACE", "call_with_deadline", "within_time_limit"]
