@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -312,3 +313,26 @@ def test_one_group_has_no_spread_and_the_round_time_of_the_whole_cluster():
     assert res.spread == 0 and res.status == Status.OPTIMAL
     s = 1 / (inst.tc + inst.ts)
     assert round_times(inst, res.groups) == pytest.approx(1 / s.sum(axis=1))
+
+
+# --- competitive ratios ----------------------------------------------------------------------
+def test_ratio_sweep_records_every_policy_against_the_certified_optimum(tmp_path):
+    import json
+
+    from dlsched import families
+    from dlsched.instances import instance_hash
+    from dlsched.models.hare.online.ratios import ratio_instance, ratio_sweep
+
+    insts = [ratio_instance(3, 2, seed, load, "high") for seed, load in ((0, 0.0), (1, 2.0))]
+    worst = ratio_sweep(insts, tmp_path / "ratios.jsonl", worst_dir=tmp_path / "worst")
+    assert set(worst) == set(ONLINE_METHODS)
+    for rec in worst.values():
+        assert rec["reference_kind"] == "optimum" and rec["ratio"] >= 1 - 1e-9
+        saved = json.loads(Path(rec["saved"]).read_text())  # the instance of the worst ratio
+        inst = families.get("hare").from_dict(saved["instance"], rec["saved"])
+        assert instance_hash(inst) == rec["instance_hash"] == saved["record"]["instance_hash"]
+    lines = (tmp_path / "ratios.jsonl").read_text().splitlines()
+    assert len(lines) == 2 * (1 + len(ONLINE_METHODS))
+    again = ratio_sweep(insts, tmp_path / "ratios.jsonl")  # resumes: nothing new to run
+    assert len((tmp_path / "ratios.jsonl").read_text().splitlines()) == len(lines)
+    assert again.keys() == worst.keys()

@@ -70,7 +70,9 @@ def _grouping(instance: HareInstance, options: MethodOptions) -> tuple[Groups, d
     return res.groups, info
 
 
-def _hlas(with_predictor: bool) -> Callable[[HareInstance, MethodOptions], tuple[Any, dict]]:
+def _hlas(
+    with_predictor: bool, group_idle: str = "all"
+) -> Callable[[HareInstance, MethodOptions], tuple[Any, dict]]:
     def build(instance: HareInstance, options: MethodOptions) -> tuple[OnlineHare, dict]:
         groups, info = _grouping(instance, options)
         th = _thresholds(options, default_quantum(instance, groups))
@@ -81,7 +83,7 @@ def _hlas(with_predictor: bool) -> Callable[[HareInstance, MethodOptions], tuple
             predictor.reset(instance)
             info["predictor"] = name
         info["thresholds"] = list(th.upper)
-        idle = options.param("group_idle", "all")
+        idle = options.param("group_idle", group_idle)
         info["group_idle"] = idle
         return HLAS(instance, groups, th, predictor, idle), info
 
@@ -136,6 +138,12 @@ ONLINE_METHODS: dict[str, Method] = {
             "hlas",
             _online("hlas", _hlas(False)),
             "online, non-clairvoyant: HLAS (TCC 2024, Algorithms 1-3) on GPU groups",
+            params=_HLAS_PARAMS,
+        ),
+        Method(
+            "hlas-any",
+            _online("hlas-any", _hlas(False, "any")),
+            "HLAS variant: a group takes work as soon as one of its GPUs is idle",
             params=_HLAS_PARAMS,
         ),
         Method(
