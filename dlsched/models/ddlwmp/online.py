@@ -50,14 +50,16 @@ class JobInfo:
 
 
 def job_infos(instance: DdlwmpInstance, perfect: bool) -> list[JobInfo]:
-    configs: dict[Any, int] = {}
+    configs: dict[Any, tuple[int, float, float]] = {}
     out = []
     for j in instance.jobs:
         key = (j.stages, j.allreduce)
-        cid = configs.setdefault(key, len(configs))
-        a_t = alpha_tilde_min(j, instance.cluster)[0]
+        if key not in configs:
+            a_t = alpha_tilde_min(j, instance.cluster)[0]
+            configs[key] = (len(configs), a_t, alpha_max_ms(j, instance.cluster))
+        cid, a_t, a_max = configs[key]
         pred = j.iterations if perfect else j.predicted
-        out.append(JobInfo(j.gpus, cid, float(pred), a_t, alpha_max_ms(j, instance.cluster)))
+        out.append(JobInfo(j.gpus, cid, float(pred), a_t, a_max))
     return out
 
 
@@ -71,6 +73,9 @@ class ClusterPolicy:
         self.g, self.slot = c.gpus_per_server, c.slot_s
         self.free = [c.gpus_per_server] * c.servers
         self.total_free = c.total_gpus
+        #: servers by free GPU count (index 0..g)
+        self.by_free: list[set[int]] = [set() for _ in range(c.gpus_per_server + 1)]
+        self.by_free[c.gpus_per_server] = set(range(c.servers))
         self._map_cache: dict[
             tuple[int, tuple[int, ...]], tuple[tuple[tuple[int, ...], ...], float]
         ] = {}
@@ -79,18 +84,25 @@ class ClusterPolicy:
 
     # --- placement ---------------------------------------------------------------------------
     def caps(self, need: int, most: bool) -> list[tuple[int, int]]:
-        order = sorted(
-            (m for m in range(len(self.free)) if self.free[m] > 0),
-            key=(lambda m: (-self.free[m], m)) if most else (lambda m: (self.free[m], m)),
-        )
+        """(server, GPUs) taking ``need`` GPUs from the servers with the most (or the fewest)
+        free GPUs first, ties by server index."""
         caps, left = [], need
-        for m in order:
-            take = min(self.free[m], left)
-            caps.append((m, take))
-            left -= take
-            if left == 0:
-                break
+        for count in range(self.g, 0, -1) if most else range(1, self.g + 1):
+            bucket = self.by_free[count]
+            if not bucket:
+                continue
+            for m in heapq.nsmallest(-(-left // count), bucket):
+                take = min(count, left)
+                caps.append((m, take))
+                left -= take
+                if left == 0:
+                    return caps
         return caps
+
+    def _take(self, m: int, delta: int) -> None:
+        self.by_free[self.free[m]].discard(m)
+        self.free[m] += delta
+        self.by_free[self.free[m]].add(m)
 
     def place(self, i: int, most: bool) -> tuple[Placement, float]:
         """Heavy-Edge on the chosen servers; (placement, alpha ms)."""
@@ -109,7 +121,7 @@ class ClusterPolicy:
     def start(self, i: int, placement: Placement, alpha: float) -> Activity:
         usage = {m: sum(r) for m, r in placement}
         for m, u in usage.items():
-            self.free[m] -= u
+            self._take(m, -u)
         self.total_free -= self.info[i].gpus
         dur = busy_slots(run_seconds(self.inst.jobs[i], alpha), self.slot) * self.slot
         return Activity(i, dur, usage, placement)
@@ -128,7 +140,7 @@ class ClusterPolicy:
             self._timers.discard(act.payload)
             return
         for m, u in act.usage.items():
-            self.free[int(m)] += int(u)  # type: ignore[call-overload]
+            self._take(int(m), int(u))  # type: ignore[call-overload]
         self.total_free += self.info[int(act.key)].gpus  # type: ignore[call-overload]
 
 

@@ -1,0 +1,88 @@
+"""ddlwmp trace readers (Gavel, PAI 2020) and iteration predictors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dlsched.errors import OptionError
+from dlsched.models import run_method
+from dlsched.models.ddlwmp.check import check_schedule
+from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job
+from dlsched.models.ddlwmp.mapping import alpha_tilde_min
+from dlsched.models.ddlwmp.predict import predict
+from dlsched.models.ddlwmp.traces import gavel_dir, read_gavel, read_pai
+
+CLUSTER = Cluster(servers=4, gpus_per_server=8, inter_gbps=10.0, intra_gbps=2400.0)
+GAVEL = gavel_dir(Path(__file__).resolve().parent.parent)
+
+
+def _iterations_match_duration(job: Job, seconds: float) -> None:
+    a = alpha_tilde_min(job, CLUSTER)[0]
+    assert job.iterations == max(1, round(seconds * 1000 / a))
+
+
+def test_pai_tables(tmp_path: Path) -> None:
+    jobs = tmp_path / "pai_job_table.csv"
+    tasks = tmp_path / "pai_task_table.csv"
+    jobs.write_text(
+        "job_name,inst_id,user,status,start_time,end_time\n"
+        "a,i1,alice,Terminated,100,3700\n"
+        "b,i2,bob,Terminated,160.5,760.5\n"
+        "c,i3,bob,Running,200,\n"  # no end: skipped
+        "d,i4,carol,Terminated,300,400\n"  # CPU only: skipped
+    )
+    tasks.write_text(
+        "a,worker,2,Terminated,100,3700,600,29,100,V100\n"
+        "b,tensorflow,1,Terminated,160.5,760.5,600,29,50,T4\n"
+        "c,worker,1,Running,200,,600,29,100,V100\n"
+        "d,worker,1,Terminated,300,400,600,29,,\n"
+    )
+    inst = read_pai(jobs, tasks, CLUSTER)
+    assert [j.gpus for j in inst.jobs] == [2, 1]  # 2 x 100% and 1 x 50% of a GPU
+    assert [j.release for j in inst.jobs] == [0.0, 61.0]  # shifted, rounded up to the slot
+    _iterations_match_duration(inst.jobs[0], 3600.0)
+    _iterations_match_duration(inst.jobs[1], 600.0)
+    assert [j.user for j in inst.jobs] == ["alice", "bob"]
+
+
+@pytest.mark.skipif(not GAVEL.exists(), reason="Gavel's data is not beside the repository")
+def test_gavel_trace_reads_and_schedules() -> None:
+    trace = sorted((GAVEL / "msr-traces-seed0").glob("*.trace"))[0]
+    inst = read_gavel(trace, GAVEL / "isolated_throughputs.json", CLUSTER)
+    lines = [ln for ln in trace.read_text().splitlines() if ln.strip()]
+    assert inst.num_jobs == len(lines)
+    first = lines[0].split("\t")
+    assert int(first[6]) == inst.jobs[0].gpus or inst.jobs[0].gpus <= int(first[6])
+    small = DdlwmpInstance("g", CLUSTER, inst.jobs[:200])
+    for m in ("a-srpt", "wcs-subtime"):
+        out = run_method(small, m)
+        assert out.objective == check_schedule(small, out.solution).objective
+
+
+def _history_instance() -> DdlwmpInstance:
+    from dlsched.models.ddlwmp.profiles import stages
+
+    s = stages("ResNet152", (1,))
+    # group x: 10, 20, 60 then 30 (test); group y: 5 (train) then 7 (test); z unseen -> 0
+    rows = [("x", 10), ("x", 20), ("y", 5), ("x", 60), ("x", 30), ("y", 7), ("z", 9), ("x", 1)]
+    jobs = tuple(Job(f"j{k}", float(k), n, s, group=g, user="u") for k, (g, n) in enumerate(rows))
+    return DdlwmpInstance("hist", CLUSTER, jobs)
+
+
+def test_group_mean_and_median_predictors() -> None:
+    inst = _history_instance()
+    test, err = predict(inst, "group-mean", share=0.5)
+    assert [j.predicted for j in test.jobs] == [30, 5, 0, 30]  # mean of 10, 20, 60
+    assert err == pytest.approx((0 + 2 + 9 + 29) / 4)
+    test, _ = predict(inst, "group-median", share=0.5)
+    assert [j.predicted for j in test.jobs] == [20, 5, 0, 20]
+    assert test.jobs[0].release == 0.0
+
+
+def test_predictor_options() -> None:
+    with pytest.raises(OptionError, match="predictor"):
+        predict(_history_instance(), "oracle")
+    with pytest.raises(OptionError, match="train_share"):
+        predict(_history_instance(), "group-mean", share=1.0)
