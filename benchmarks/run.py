@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 
-SUITES = ("placement", "hare")
+SUITES = ("placement", "hare", "ddlwmp")
 
 
 def main() -> int:
