@@ -18,11 +18,13 @@ docs/errata_hare_online.md.
 - ``sched-allox-unit``: AlloX with unit job sizes: whenever GPUs are idle, the waiting jobs are
   matched to (idle GPU, position) slots at cost position x (one round on that GPU); each idle
   GPU starts the job of its first slot and runs it alone to completion (no intra-job
-  parallelism).
+  parallelism). The matching takes the 64 longest-waiting jobs (:data:`ALLOX_WINDOW`) so that
+  a decision stays cheap under heavy load.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -36,10 +38,15 @@ from dlsched.simulate import Activity
 from .common import OnlineHare, deal
 from .hlas import Thresholds
 
+#: AlloX matches at most this many waiting jobs (the longest-waiting) per decision.
+ALLOX_WINDOW = 64
+
 
 class Planned(OnlineHare):
     """Jobs own GPUs; a round's tasks are dealt onto the owned GPUs up front (a count per GPU)
-    and started back to back. ``hold`` keeps a job's GPUs between rounds until it is done."""
+    and started back to back. ``hold`` keeps a job's GPUs between rounds until it is done.
+    Subclasses keep the waiting jobs (:meth:`enqueue`) and start new ones (:meth:`start_new`)
+    on :attr:`idle` GPUs (free and owned by nobody)."""
 
     hold = True
 
@@ -48,20 +55,34 @@ class Planned(OnlineHare):
         self.owner: dict[int, int] = {}
         self.plan: dict[int, Counter[int]] = {}
         self.gpus_of: dict[int, list[int]] = {}
-        self.waiting: list[int] = []
+        self.idle: set[int] = set(range(instance.num_gpus))
         self.relaunch: list[int] = []
+        self.to_resume: set[int] = set()
 
     def job_arrived(self, n: int, now: float) -> None:
-        self.waiting.append(n)
+        self.enqueue(n)
+
+    def gpu_freed(self, g: int, n: int, now: float) -> None:
+        if g in self.owner:
+            self.to_resume.add(self.owner[g])
+        else:
+            self.idle.add(g)
 
     def round_finished(self, n: int, now: float) -> None:
         if self.jobs[n].done or not self.hold:
             for g in self.gpus_of.pop(n, []):
-                self.owner.pop(g, None)
+                self._release(g, n)
             if not self.jobs[n].done:
-                self.waiting.append(n)
+                self.enqueue(n)
         else:
             self.relaunch.append(n)
+
+    def _release(self, g: int, n: int) -> None:
+        """Job n gives GPU g back (if it still owns it)."""
+        if self.owner.get(g) == n:
+            del self.owner[g]
+            if g in self.free_gpus:
+                self.idle.add(g)
 
     def launch(self, n: int, gpus: list[int], now: float) -> list[Activity]:
         job = self.instance.jobs[n]
@@ -69,6 +90,7 @@ class Planned(OnlineHare):
         self.gpus_of[n] = gpus
         for g in gpus:
             self.owner[g] = n
+            self.idle.discard(g)
         return self.resume(n, now)
 
     def resume(self, n: int, now: float) -> list[Activity]:
@@ -79,25 +101,33 @@ class Planned(OnlineHare):
             if g in self.free_gpus and self.plan[n][g] > 0:
                 self.plan[n][g] -= 1
                 out.append(self.start_task(n, g, now))
-            elif not self.hold and g in self.free_gpus and self.owner.get(g) == n:
-                del self.owner[g]
+            elif not self.hold and g in self.free_gpus:
+                self._release(g, n)
         return out
-
-    def idle(self) -> list[int]:
-        return sorted(g for g in self.free_gpus if g not in self.owner)
 
     def assign(self, now: float) -> list[Activity]:
         out = []
         for n in self.relaunch:
             out.extend(self.launch(n, self.gpus_of[n], now))
         self.relaunch = []
-        for n in list(self.gpus_of):
+        for n in sorted(self.to_resume):
             out.extend(self.resume(n, now))
-        out.extend(self.start_new(now))
+        self.to_resume.clear()
+        if self.idle:
+            out.extend(self.start_new(now))
         return out
+
+    def enqueue(self, n: int) -> None:
+        raise NotImplementedError
 
     def start_new(self, now: float) -> list[Activity]:
         raise NotImplementedError
+
+    def need(self, n: int) -> int:
+        return min(self.instance.jobs[n].tasks_per_round, self.instance.num_gpus)
+
+    def lowest_idle(self, count: int) -> list[int]:
+        return heapq.nsmallest(count, self.idle)
 
 
 class Gang(Planned):
@@ -107,25 +137,32 @@ class Gang(Planned):
     def __init__(self, instance: HareInstance, key: Callable[[int], Any], fastest: bool) -> None:
         super().__init__(instance)
         self.key, self.fastest = key, fastest
+        self.waiting: list[tuple[Any, int]] = []
+
+    def enqueue(self, n: int) -> None:
+        heapq.heappush(self.waiting, (self.key(n), n))
 
     def start_new(self, now: float) -> list[Activity]:
         out: list[Activity] = []
         while self.waiting:
-            n = min(self.waiting, key=self.key)
-            job = self.instance.jobs[n]
-            idle = self.idle()
-            need = min(job.tasks_per_round, self.instance.num_gpus)
-            if len(idle) < need:
+            n = self.waiting[0][1]
+            need = self.need(n)
+            if len(self.idle) < need:
                 break
+            heapq.heappop(self.waiting)
             if self.fastest:
-                idle.sort(key=lambda g: (job.train_time[g] + job.sync_time[g], g))  # noqa: B023
-            self.waiting.remove(n)
-            out.extend(self.launch(n, sorted(idle[:need]), now))
+                per = self.instance.tc[n] + self.instance.ts[n]
+                chosen = heapq.nsmallest(need, self.idle, key=lambda g: (per[g], g))  # noqa: B023
+            else:
+                chosen = self.lowest_idle(need)
+            out.extend(self.launch(n, sorted(chosen), now))
         return out
 
 
 class TwoDLAS(Planned):
-    """Tiresias's 2DAS on rounds: discretized attained GPU time, gang per round, backfilling."""
+    """Tiresias's 2DAS on rounds: discretized attained GPU time, gang per round, backfilling.
+    Waiting jobs are kept in one heap per gang size, so the best job that fits is found by
+    looking at the heads only."""
 
     hold = False
 
@@ -133,34 +170,45 @@ class TwoDLAS(Planned):
         super().__init__(instance)
         self.thresholds = thresholds
         self.service: dict[int, float] = {}
+        self.by_need: dict[int, list[tuple[Any, int]]] = {}
 
     def gpu_freed(self, g: int, n: int, now: float) -> None:
         self.service[n] = self.service.get(n, 0.0) + self.instance.jobs[n].train_time[g]
+        super().gpu_freed(g, n, now)
+
+    def enqueue(self, n: int) -> None:
+        key = (self.thresholds.queue_of(self.service.get(n, 0.0)), self.instance.jobs[n].arrival)
+        heapq.heappush(self.by_need.setdefault(self.need(n), []), ((*key, n), n))
 
     def start_new(self, now: float) -> list[Activity]:
         out: list[Activity] = []
-        idle = self.idle()
-        jobs = self.instance.jobs
-        order = sorted(
-            self.waiting,
-            key=lambda n: (self.thresholds.queue_of(self.service.get(n, 0.0)), jobs[n].arrival, n),
-        )
-        for n in order:
-            need = min(jobs[n].tasks_per_round, self.instance.num_gpus)
-            if len(idle) >= need:
-                self.waiting.remove(n)
-                out.extend(self.launch(n, idle[:need], now))
-                idle = idle[need:]
+        while self.idle:
+            heads = [
+                (h[0], need) for need, h in self.by_need.items() if h and need <= len(self.idle)
+            ]
+            if not heads:
+                break
+            (_, n), need = min(heads)
+            heapq.heappop(self.by_need[need])
+            out.extend(self.launch(n, self.lowest_idle(need), now))
         return out
 
 
 class AlloXUnit(Planned):
-    """AlloX's min-cost matching with unit job sizes, one GPU per job, re-solved on events."""
+    """AlloX's min-cost matching with unit job sizes, one GPU per job, re-solved on events over
+    the :data:`ALLOX_WINDOW` longest-waiting jobs."""
+
+    def __init__(self, instance: HareInstance) -> None:
+        super().__init__(instance)
+        self.waiting: list[int] = []
+
+    def enqueue(self, n: int) -> None:
+        self.waiting.append(n)
 
     def start_new(self, now: float) -> list[Activity]:
-        idle, waiting = self.idle(), sorted(self.waiting)
-        if not idle or not waiting:
+        if not self.waiting:
             return []
+        idle, waiting = sorted(self.idle), self.waiting[:ALLOX_WINDOW]
         jobs = self.instance.jobs
         one_round = [
             [jobs[n].tasks_per_round * jobs[n].train_time[g] + jobs[n].sync_time[g] for g in idle]

@@ -75,11 +75,13 @@ class OnlineHare:
         self.jobs: dict[int, JobState] = {}
         self._barriers: list[Activity] = []
         self.free_gpus: set[int] = set(range(instance.num_gpus))
+        self.ready: set[int] = set()  # jobs whose current round has tasks to start
 
     # --- engine callbacks ------------------------------------------------------------------
     def on_arrival(self, job: Hashable, now: float, sim: Simulator) -> None:
         n = int(job)  # type: ignore[call-overload]
         self.jobs[n] = JobState(arrived_at=now, left=self.instance.jobs[n].tasks_per_round)
+        self.ready.add(n)
         self.job_arrived(n, now)
 
     def on_complete(self, act: Started, now: float, sim: Simulator) -> None:
@@ -105,6 +107,7 @@ class OnlineHare:
         st.round_end = 0.0
         if st.rounds_done < self.instance.jobs[n].rounds:  # learnt only now (non-clairvoyant)
             st.left = self.instance.jobs[n].tasks_per_round
+            self.ready.add(n)
         else:
             st.done = True
         self.round_finished(n, now)
@@ -122,11 +125,13 @@ class OnlineHare:
         k = job.tasks_per_round - st.left
         st.left -= 1
         st.running += 1
+        if st.left == 0:
+            self.ready.discard(n)
         self.free_gpus.discard(g)
         return Activity((TRAIN, n, st.rounds_done, k), job.train_time[g], {g: 1.0}, g)
 
     def ready_jobs(self) -> list[int]:
-        return [n for n, st in self.jobs.items() if st.ready()]
+        return sorted(self.ready)
 
     # --- hooks -------------------------------------------------------------------------------
     def job_arrived(self, n: int, now: float) -> None:

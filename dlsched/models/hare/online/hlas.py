@@ -25,6 +25,7 @@ takes work as soon as one of its GPUs is idle.
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -123,6 +124,9 @@ class HLAS(OnlineHare):
         self.place: dict[int, tuple[int, int]] = {}  # job -> (queue, sub-queue)
         self.entered: dict[int, float] = {}
         self.per_task = instance.tc + instance.ts
+        self._heap: list[tuple[tuple[Any, ...], int]] = []
+        self._key: dict[int, tuple[Any, ...]] = {}
+        self.open = set(range(len(groups)))  # groups that may take work now
 
     # --- queues --------------------------------------------------------------------------
     def _requeue(self, n: int, now: float) -> None:
@@ -131,6 +135,7 @@ class HLAS(OnlineHare):
         if self.place.get(n) != place:
             self.place[n] = place
             self.entered[n] = now
+        self._push(n)
 
     def _predict(self, n: int) -> None:
         if self.predictor is not None:
@@ -154,7 +159,9 @@ class HLAS(OnlineHare):
         self._requeue(n, now)
 
     def gpu_freed(self, g: int, n: int, now: float) -> None:
-        self.busy[self.group_of[g]] -= 1
+        u = self.group_of[g]
+        self.busy[u] -= 1
+        self._update_open(u)
 
     def priority(self, n: int) -> tuple[Any, ...]:
         """Queue, partially scheduled first, sub-queue, larger R^p first (q^1), FIFO."""
@@ -163,24 +170,37 @@ class HLAS(OnlineHare):
         partial = 0 < st.left < self.instance.jobs[n].tasks_per_round
         return (k, not partial, sub, -self.rp.get(n, 0), self.entered[n], n)
 
+    # --- the ready jobs in priority order: a heap with stale entries skipped ---------------
+    def _push(self, n: int) -> None:
+        key = self.priority(n)
+        self._key[n] = key
+        heapq.heappush(self._heap, (key, n))
+
+    def _pop(self) -> int | None:
+        while self._heap:
+            key, n = heapq.heappop(self._heap)
+            if n in self.ready and self._key.get(n) == key:
+                return n
+        return None
+
+    def _update_open(self, u: int) -> None:
+        cap = 1 if self.group_idle == "all" else len(self.groups[u])
+        if self.busy[u] < cap:
+            self.open.add(u)
+        else:
+            self.open.discard(u)
+
     # --- Algorithm 3 -----------------------------------------------------------------------
     def assign(self, now: float) -> list[Activity]:
-        if self.group_idle == "all":
-            idle = [u for u, b in enumerate(self.busy) if b == 0]
-        else:
-            idle = [u for u, b in enumerate(self.busy) if b < len(self.groups[u])]
-        if not idle:
-            return []
-        ready = self.ready_jobs()
-        if not ready:
-            return []
-        ready.sort(key=self.priority)
         out: list[Activity] = []
-        i = 0
-        for u in idle:
+        if not self.open or not self.ready:
+            return out
+        for u in sorted(self.open):
             free = [g for g in self.groups[u] if g in self.free_gpus]
-            while free and i < len(ready):
-                n = ready[i]
+            while free and self.ready:
+                n = self._pop()
+                if n is None:
+                    break
                 speed = self.per_task[n]
                 for g in sorted(free, key=lambda m: (speed[m], m)):  # noqa: B023
                     if self.jobs[n].left == 0:
@@ -188,8 +208,9 @@ class HLAS(OnlineHare):
                     out.append(self.start_task(n, g, now))
                     free.remove(g)
                     self.busy[u] += 1
-                if self.jobs[n].left == 0:
-                    i += 1
+                if self.jobs[n].left > 0:
+                    self._push(n)  # partially scheduled: first of its queue from now on
+            self._update_open(u)
         return out
 
 
