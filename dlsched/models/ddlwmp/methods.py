@@ -9,10 +9,12 @@ from dlsched.errors import OptionError
 from dlsched.models import Method, MethodOptions
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.mapping_methods import run_heavy_edge, run_mapping_exact
+from dlsched.models.ddlwmp.solution import Schedule
 from dlsched.result import Outcome, verified_outcome
-from dlsched.solvers import solve
-from dlsched.solvers.base import Status
+from dlsched.solvers import SolveOptions, solve
+from dlsched.solvers.base import SolveResult, Status
 from dlsched.solvers.certify import Proof
+from dlsched.solvers.deadline import within_time_limit
 
 
 def best_online(instance: DdlwmpInstance) -> tuple[float, str]:
@@ -26,55 +28,70 @@ def best_online(instance: DdlwmpInstance) -> tuple[float, str]:
     return best
 
 
-def _time_indexed(instance: DdlwmpInstance, opts: MethodOptions, relax: bool) -> Any:
-    from dlsched.models.ddlwmp.model import build_time_indexed, job_options
+def _time_indexed(
+    instance: DdlwmpInstance, solve_opts: SolveOptions, relax: bool
+) -> tuple[SolveResult, Schedule | None, dict[str, Any]]:
+    """Build and solve the time-indexed model (run under the time limit, in a child)."""
+    from dlsched.models.ddlwmp.model import build_time_indexed, decode, job_options
 
+    t0 = time.perf_counter()
     options = [job_options(instance, i) for i in range(instance.num_jobs)]
     upper, _ = best_online(instance)
     mdl = build_time_indexed(instance, options, relax=relax, upper=upper)
-    return mdl, options, solve(mdl, "highs", opts.solve), upper
+    res = solve(
+        mdl, "highs", solve_opts.with_(time_limit=solve_opts.remaining(time.perf_counter() - t0))
+    )
+    solution = None
+    if res.has_solution and not relax:
+        starts, places = decode(instance, mdl, options, dict(res.values))
+        solution = Schedule(tuple(starts), tuple(places))
+    info = {
+        "variables": len(mdl.STARTS),
+        "options": [len(o) for o in options],
+        "online_upper_bound": upper,
+    }
+    return res, solution, info
 
 
 def run_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
-    """Problem (8) by the time-indexed MILP of :mod:`dlsched.models.ddlwmp.model`."""
-    from dlsched.models.ddlwmp.model import decode
-    from dlsched.models.ddlwmp.solution import Schedule
-
+    """Problem (8) by the time-indexed MILP of :mod:`dlsched.models.ddlwmp.model`, model
+    building included in the time limit."""
     t0 = time.perf_counter()
-    mdl, options, res, upper = _time_indexed(instance, opts, relax=False)
-    proof = Proof(bound=res.bound, hit_limit=res.status == Status.TIME_LIMIT)
-    solution = None
-    if res.has_solution:
-        starts, places = decode(instance, mdl, options, dict(res.values))
-        solution = Schedule(tuple(starts), tuple(places))
+    got = within_time_limit(
+        _time_indexed, instance, opts.solve, False, time_limit=opts.solve.time_limit, t0=t0
+    )
+    if got is None:
+        return verified_outcome(
+            instance, "exact", None, wall_time=time.perf_counter() - t0, proof=Proof(hit_limit=True)
+        )
+    res, solution, info = got
     return verified_outcome(
         instance,
         "exact",
         solution,
         wall_time=time.perf_counter() - t0,
-        proof=proof,
+        proof=Proof(bound=res.bound, hit_limit=res.status == Status.TIME_LIMIT),
         claimed=res.objective if solution is not None else None,
         solver=res,
-        details={
-            "variables": len(mdl.STARTS),
-            "options": [len(o) for o in options],
-            "online_upper_bound": upper,
-        },
+        details=info,
     )
 
 
 def run_lp_bound(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
     """The LP relaxation of the time-indexed MILP: a certified lower bound."""
     t0 = time.perf_counter()
-    _, _, res, _ = _time_indexed(instance, opts, relax=True)
-    ok = res.status == Status.OPTIMAL
+    got = within_time_limit(
+        _time_indexed, instance, opts.solve, True, time_limit=opts.solve.time_limit, t0=t0
+    )
+    res = got[0] if got is not None else None
+    ok = res is not None and res.status == Status.OPTIMAL
     return verified_outcome(
         instance,
         "lp-bound",
         None,
         wall_time=time.perf_counter() - t0,
-        proof=Proof(bound=res.objective if ok else None, hit_limit=not ok),
-        status=res.status,
+        proof=Proof(bound=res.objective if ok and res is not None else None, hit_limit=not ok),
+        status=res.status if res is not None else Status.TIME_LIMIT,
         solver=res,
     )
 
