@@ -314,3 +314,61 @@ def test_generator_paper_setting_and_bad_params() -> None:
         generate(3, 10, 0)
     with pytest.raises(OptionError, match="setting"):
         generate(3, 8, 0, setting="huge")
+
+
+def test_theorem1_by_hand_on_single_gpu_jobs() -> None:
+    from dlsched.models.ddlwmp.guarantees import theorem1
+
+    one = (Stage(1, 10.0, 20.0, 0.0, 0.0, 100.0),)
+    two = (Stage(1, 15.0, 30.0, 0.0, 0.0, 100.0),)
+    jobs = (
+        Job("a", 0.0, 100, one, predicted_iterations=90),
+        Job("b", 0.0, 100, two, predicted_iterations=100),
+    )
+    rec = theorem1(DdlwmpInstance("t1", CLUSTER, jobs), tau=1.0)
+    # alpha^max = alpha^min on one GPU: rho = 1, rho_bar = 45 / 30, G = 8, g_max = 1, eps_bar 5
+    share = 8 / 7
+    expected = (2 + 1 + share) * 1 + 2 * 1 * 1 * 1.5 * (1 + 1 + 2 * share) * 5
+    assert (rec.rho, rec.rho_bar, rec.eps_bar) == pytest.approx((1.0, 1.5, 5.0))
+    assert rec.bound == pytest.approx(expected)
+
+
+def _virtual_completions(inst: DdlwmpInstance) -> list[float]:
+    """Preemptive SRPT on one machine, sizes (g_i / G) n~_i alpha~_i^min, stepped event by
+    event (written apart from the policy's incremental machine)."""
+    from dlsched.models.ddlwmp.mapping import alpha_tilde_min
+
+    big_g = inst.cluster.total_gpus
+    left = {
+        i: j.gpus / big_g * j.predicted * alpha_tilde_min(j, inst.cluster)[0] / 1000
+        for i, j in enumerate(inst.jobs)
+    }
+    done: dict[int, float] = {}
+    now = 0.0
+    while left:
+        ready = [i for i in left if inst.jobs[i].release <= now]
+        future = [inst.jobs[i].release for i in left if inst.jobs[i].release > now]
+        if not ready:
+            now = min(future)
+            continue
+        i = min(ready, key=lambda k: (left[k], k))
+        step = min([left[i], *(t - now for t in future)])
+        now += step
+        left[i] -= step
+        if left[i] <= 1e-12:
+            done[i] = now
+            del left[i]
+    return [done[i] for i in range(inst.num_jobs)]
+
+
+@settings(max_examples=6, derandomize=True, deadline=None)
+@given(st.integers(0, 10_000))
+def test_a_srpt_starts_jobs_in_virtual_srpt_completion_order(seed) -> None:
+    inst = generate(12, 16, seed, gpus_per_server=4)
+    sched, _ = run_policy(inst, "a-srpt")
+    done = _virtual_completions(inst)
+    for a in range(inst.num_jobs):
+        assert sched.starts[a] >= done[a] - 1e-9  # never before its virtual completion
+        for b in range(inst.num_jobs):
+            if done[a] < done[b] - 1e-9:
+                assert sched.starts[a] <= sched.starts[b]
