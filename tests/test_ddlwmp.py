@@ -372,3 +372,35 @@ def test_a_srpt_starts_jobs_in_virtual_srpt_completion_order(seed) -> None:
         for b in range(inst.num_jobs):
             if done[a] < done[b] - 1e-9:
                 assert sched.starts[a] <= sched.starts[b]
+
+
+def _vgg_data_parallel() -> DdlwmpInstance:
+    from dlsched.models.ddlwmp.profiles import stages
+
+    job = Job("h", 0.0, 100, stages("VGG19", (4,)))
+    return DdlwmpInstance("dp", CLUSTER, (job,))
+
+
+@pytest.mark.parametrize("tau", [0.0, 1.0])
+def test_a_srpt_delays_a_communication_heavy_job_until_one_server_frees(tau) -> None:
+    from dlsched.models.ddlwmp.online import ASRPT, COMM_HEAVY
+
+    inst = _vgg_data_parallel()
+    pol = ASRPT(inst, tau=tau)
+    info = pol.info[0]
+    assert info.alpha_max / info.alpha_tilde >= COMM_HEAVY  # AllReduce of 576 MB over the NIC
+    for m in (0, 1):  # two GPUs busy on each server: only a 2 + 2 split fits
+        pol._take(m, -2)
+    pol.total_free -= 4
+    pol.pending.append(0)
+    out: list = []
+    pol._head(0.0, out)
+    if tau == 0:  # no delay allowed: starts at once on the split placement
+        assert [a.usage for a in out] == [{0: 2, 1: 2}]
+        return
+    assert pol.delayed is not None and all(isinstance(a.key, tuple) for a in out)
+    pol._take(0, 2)  # server 0 frees its two GPUs
+    pol.total_free += 2
+    out = []
+    assert pol._retry(1.0, out)
+    assert [a.usage for a in out] == [{0: 4}]
