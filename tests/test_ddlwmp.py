@@ -210,8 +210,9 @@ def test_mapping_milp_equals_brute_force_and_bounds_heavy_edge(case) -> None:
     assert alpha_ms(job, cluster, he) >= brute - 1e-9
 
 
-def test_mapping_methods_certify_and_compare() -> None:
-    inst = load("ddlwmp/toy-2x4")
+@pytest.mark.parametrize("name", ["ddlwmp/toy-2x4", "ddlwmp/fragmented-8x8"])
+def test_mapping_methods_certify_and_compare(name) -> None:
+    inst = load(name)
     ex = run_method(inst, "mapping-exact")
     he = run_method(inst, "heavy-edge")
     assert str(ex.status) == "optimal"
