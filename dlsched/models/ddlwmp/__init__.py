@@ -68,7 +68,8 @@ class DdlwmpFamily:
         return GUARANTEES
 
     def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:
-        return [("ddlwmp/toy-2x4", ["a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-subtime"])]
+        online = ["a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-subtime"]
+        return [("ddlwmp/toy-2x4", ["lp-bound", "srpt-bound", *online])]
 
     def demo_notes(self, quick: bool) -> Sequence[str]:
         from dlsched.instances import load
