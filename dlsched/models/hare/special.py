@@ -221,108 +221,90 @@ def time_indexed_horizon(p: np.ndarray, s: np.ndarray) -> int:
 def solve_time_indexed(
     instance: HareInstance, options: SolveOptions, start: list[int] | None, t_end: float
 ) -> SpecialResult:
-    """Time-indexed MILP (HiGHS); exact when the scaled data are integral."""
-    import highspy
+    """Time-indexed MILP (HiGHS); exact when the scaled data are integral.
+
+    Columns x[j, m, t] (job j starts at the arrival + t on GPU m), t = 0 .. T - p_jm, in job,
+    GPU, slot order; rows: one start per job (= 1), then GPU m busy at slot u (<= 1)."""
+    from dlsched.solvers.base import Status
+    from dlsched.solvers.highs import (
+        MatrixModel,
+        RowBlock,
+        segment_offsets,
+        solve_matrix,
+        stack_rows,
+    )
 
     d = scale_data(instance)
     n, M = instance.num_jobs, instance.num_gpus
     p = np.array(d.tc, dtype=np.int64)
     s = np.array(d.ts, dtype=np.int64)
     w = np.array([j.weight for j in instance.jobs], dtype=float)
-    a = d.arrival[0]
     T = time_indexed_horizon(p, s)
-    cols: list[tuple[int, int, int]] = []
-    cost: list[float] = []
-    starts: list[int] = []
-    idx: list[int] = []
-    col_index: dict[tuple[int, int, int], int] = {}
-    for j in range(n):
+    count = np.maximum(T - p + 1, 0).reshape(-1)  # columns per (job, GPU)
+    first = (np.cumsum(count) - count).reshape(n, M)  # the column of x[j, m, 0]
+    job = np.repeat(np.arange(n), count.reshape(n, M).sum(axis=1))
+    gpu = np.repeat(np.tile(np.arange(M), n), count)
+    slot = segment_offsets(count)
+    train = p[job, gpu]
+    busy = np.repeat(np.arange(job.size), train)
+    rows = [
+        RowBlock.of(job, np.arange(job.size), np.ones(job.size), 1.0, 1.0, n),
+        RowBlock.of(
+            gpu[busy] * T + slot[busy] + segment_offsets(train),
+            busy,
+            np.ones(busy.size),
+            -math.inf,
+            1.0,
+            M * T,
+        ),
+    ]
+    matrix, row_lower, row_upper = stack_rows(rows, job.size)
+    model = MatrixModel(
+        cost=w[job] * (d.arrival[0] + slot + train + s[job, gpu]) / d.time_scale,
+        matrix=matrix,
+        row_lower=row_lower,
+        row_upper=row_upper,
+        col_lower=np.zeros(job.size),
+        col_upper=np.ones(job.size),
+        integrality=np.ones(job.size, dtype=bool),
+    )
+    x0 = None
+    if start is not None:  # the incumbent as a MIP start (Smith order, no idle time)
+        keys = []
         for m in range(M):
-            for t in range(0, T - int(p[j, m]) + 1):
-                col_index[(j, m, t)] = len(cols)
-                cols.append((j, m, t))
-                cost.append(w[j] * (a + t + p[j, m] + s[j, m]) / d.time_scale)
-                # rows: job j (0..n-1), then capacity rows n + m*T + u for u in [t, t+p)
-                starts.append(len(idx))
-                idx.append(j)
-                base = n + m * T + t
-                idx.extend(range(base, base + int(p[j, m])))
-    starts.append(len(idx))
-    num_rows = n + M * T
-    lp = highspy.HighsLp()
-    lp.num_col_ = len(cols)
-    lp.num_row_ = num_rows
-    lp.col_cost_ = np.array(cost)
-    lp.col_lower_ = np.zeros(len(cols))
-    lp.col_upper_ = np.ones(len(cols))
-    lp.row_lower_ = np.array([1.0] * n + [-highspy.kHighsInf] * (M * T))
-    lp.row_upper_ = np.array([1.0] * n + [1.0] * (M * T))
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(idx, dtype=np.int32)
-    lp.a_matrix_.value_ = np.ones(len(idx))
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * len(cols)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("random_seed", int(options.seed))
-    h.setOptionValue("threads", max(1, options.threads))
-    h.setOptionValue("mip_rel_gap", float(options.mip_gap))
+            order = smith_order(instance, [j for j, g in enumerate(start) if g == m], m)
+            begin = np.cumsum([0] + [int(p[j, m]) for j in order])
+            keys += [(j, m, int(t)) for j, t in zip(order, begin, strict=False)]
+        if all(t < count[j * M + m] for j, m, t in keys):
+            x0 = np.zeros(job.size)
+            x0[[first[j, m] + t for j, m, t in keys]] = 1.0
     # HiGHS's presolve (probing over ~40k binaries of long rows) can take minutes on this
     # model while the root LP takes about a second; it is off unless asked for via ``extra``.
-    h.setOptionValue("presolve", "off")
-    h.setOptionValue("time_limit", max(t_end - time.perf_counter(), 0.01))
-    for key, val in options.extra.items():
-        h.setOptionValue(key, val)
-    h.passModel(lp)
-    if start is not None:  # the incumbent as a MIP start (Smith order, no idle time)
-        x0: np.ndarray | None = np.zeros(len(cols))
-        for m in range(M):
-            t = 0
-            for j in smith_order(instance, [j for j, g in enumerate(start) if g == m], m):
-                k = col_index.get((j, m, t))
-                if k is None:
-                    x0 = None
-                    break
-                x0[k] = 1.0  # type: ignore[index]
-                t += int(p[j, m])
-            if x0 is None:
-                break
-        if x0 is not None:
-            sol = highspy.HighsSolution()
-            sol.col_value = list(x0)
-            sol.value_valid = True
-            h.setSolution(sol)
-    h.run()
-    ms = h.getModelStatus()
-    info = h.getInfo()
+    opts = options.with_(extra={"presolve": "off", **options.extra})
+    res = solve_matrix(model, opts, start=x0, deadline=t_end)
     out: dict[str, Any] = {
         "special_model": "time-indexed",
         "time_scale": d.time_scale,
         "scale_exact": d.exact,
         "horizon_units": T,
-        "columns": len(cols),
-        "rows": num_rows,
-        "highs_status": h.modelStatusToString(ms),
-        "mip_nodes": int(info.mip_node_count),
+        "columns": model.num_cols,
+        "rows": model.num_rows,
+        "highs_status": res.info["highs_status"],
+        "mip_nodes": res.info["mip_nodes"],
     }
-    has = info.primal_solution_status == 2
     assign = None
-    if has:
-        x = np.asarray(h.getSolution().col_value)
+    if res.col_value is not None:
         assign = [0] * n
-        for kx in np.nonzero(x > 0.5)[0]:
-            j, m, _ = cols[int(kx)]
-            assign[j] = m
-    bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
+        for k in np.nonzero(res.col_value > 0.5)[0]:
+            assign[int(job[k])] = int(gpu[k])
     proof = Proof(
-        bound=bound if d.exact else None,  # rounded-up data: the model bounds nothing
-        claimed_optimal=ms == highspy.HighsModelStatus.kOptimal,
-        infeasible=ms == highspy.HighsModelStatus.kInfeasible,  # impossible: see horizon
-        hit_limit=ms == highspy.HighsModelStatus.kTimeLimit,
+        bound=res.bound if d.exact else None,  # rounded-up data: the model bounds nothing
+        claimed_optimal=res.info["claimed_optimal"],
+        infeasible=res.status == Status.INFEASIBLE,  # impossible: see the horizon
+        hit_limit=res.info["hit_limit"],
         unit=objective_unit(d.time_scale, d.weight_scale, d.exact),
     )
-    obj = float(info.objective_function_value) if has else None
-    return SpecialResult(assign, obj, proof, out)
+    return SpecialResult(assign, res.objective, proof, out)
 
 
 def solve_pairs_cpsat(
