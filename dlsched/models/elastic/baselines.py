@@ -30,9 +30,9 @@ import numpy as np
 
 from dlsched.errors import InfeasibleSolutionError, OptionError
 from dlsched.models import MethodOptions
-from dlsched.models.elastic.enumerate import Config
-from dlsched.models.elastic.instance import ElasticInstance
-from dlsched.models.elastic.pricing import Priced, Pricer, price_shape
+from dlsched.models.elastic.enumerate import Config, ps_count
+from dlsched.models.elastic.instance import ElasticInstance, duration
+from dlsched.models.elastic.pricing import Pricer
 from dlsched.models.elastic.solution import ElasticSchedule
 from dlsched.simulate import Activity, Simulator, Started, simulate
 
@@ -47,17 +47,58 @@ def ideal_types(inst: ElasticInstance, j: int) -> tuple[int, int]:
 
 
 def place(inst: ElasticInstance, j: int, n: int, free: np.ndarray, now: int) -> Config | None:
-    """n ideal workers (and PSs) fitting ``free`` [H, R] now and ending by T, the earliest
-    completing placement (colocated or spread, exact by :mod:`.pricing` at zero prices)."""
+    """n ideal workers (and PSs) fitting ``free`` [H, R] now and ending by T: on one server
+    if one holds them (q = 1), else PSs on the roomiest server that works with as many of the
+    workers as fit beside them, the rest on the servers with most room."""
     m, p = ideal_types(inst, j)
-    shape = (inst.horizon, *free.shape)
-    pr = Pricer(inst, np.zeros(shape), np.broadcast_to(free, shape), (now, inst.horizon))
-    best = Priced(math.inf, None, 0)
-    for q in (True, False):
-        got = price_shape(pr, j, m, p, n, q, 1.0)
-        if got.config is not None and got.start == now and got.cost < best.cost:
-            best = got
-    return best.config
+    e = np.array(inst.worker_types[m].demand)
+    z = np.array(inst.ps_types[p].demand) if inst.is_ps else np.zeros_like(e)
+    pos = e > 0
+    caps = np.floor(free[:, pos] / e[pos] + 1e-9).min(axis=1).astype(int) if pos.any() else None
+    caps = np.full(inst.num_servers, n) if caps is None else np.clip(caps, 0, n)
+    p_arg = p if inst.is_ps else None
+    one = np.nonzero((free >= n * e + z - 1e-9).all(axis=1))[0]
+    if len(one):
+        return _config(
+            inst,
+            j,
+            m,
+            p,
+            {int(one[0]): n},
+            {int(one[0]): 1},
+            now,
+            duration(inst, j, m, p_arg, n, True),
+        )
+    d = duration(inst, j, m, p_arg, n, False)
+    for h in np.argsort(-free.sum(axis=1), kind="stable").tolist():
+        rest = caps.sum() - caps[h]
+        for g in range(min(int(caps[h]), n - 1), max(-1, n - 1 - rest - 1), -1):
+            s = ps_count(inst, m, p, n - g) if inst.is_ps else 0
+            if (g * e + s * z <= free[h] + 1e-9).all() and rest >= n - g:
+                y = {h: g} if g else {}
+                left = n - g
+                for k in np.argsort(-caps, kind="stable").tolist():
+                    if k != h and left > 0:
+                        y[k] = min(int(caps[k]), left)
+                        left -= y[k]
+                return _config(inst, j, m, p, y, {h: s} if s else {}, now, d)
+        if not inst.is_ps:
+            break  # Ring-AllReduce has no PS home: one greedy fill suffices
+    return None
+
+
+def _config(
+    inst: ElasticInstance, j: int, m: int, p: int, y: dict, s: dict, now: int, d: int
+) -> Config | None:
+    if now + d > inst.horizon:
+        return None
+    h_count = inst.num_servers
+    yy = tuple(int(y.get(h, 0)) for h in range(h_count))
+    ss = tuple(int(s.get(h, 0)) if inst.is_ps else 0 for h in range(h_count))
+    u = np.outer(np.array(yy, dtype=float), np.array(inst.worker_types[m].demand))
+    if inst.is_ps:
+        u += np.outer(np.array(ss, dtype=float), np.array(inst.ps_types[p].demand))
+    return Config(j, m, p, yy, ss, d, u)
 
 
 class ListPolicy:
@@ -76,6 +117,7 @@ class ListPolicy:
         self.inst, self.key, self.count, self.blocking = inst, key, count, blocking
         self.shrink = shrink
         self.waiting: list[int] = []
+        self._cache: dict[tuple[int, int], int] = {}
 
     def pending(self) -> bool:
         return bool(self.waiting)
@@ -112,11 +154,13 @@ class ListPolicy:
 
     def _most(self, j: int, n: int) -> int:
         """n, or fewer when even the empty cluster cannot hold n workers of job j."""
-        cap = np.array([s.capacity for s in self.inst.servers], dtype=float)
-        start = self.inst.jobs[j].arrival
-        while n > 1 and place(self.inst, j, n, cap, start) is None:
-            n -= 1
-        return n
+        if (j, n) not in self._cache:
+            cap = np.array([s.capacity for s in self.inst.servers], dtype=float)
+            k, start = n, self.inst.jobs[j].arrival
+            while k > 1 and place(self.inst, j, k, cap, start) is None:
+                k -= 1
+            self._cache[(j, n)] = k
+        return self._cache[(j, n)]
 
     def _fit(self, j: int, free: np.ndarray, t: int) -> Config | None:
         n = self._most(j, self.count(j, self.waiting))

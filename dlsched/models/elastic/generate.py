@@ -15,8 +15,9 @@ instances (GPUs, vCPUs, memory GB); 8 worker types (1-4 GPUs, 1-16 vCPUs, 100 Mb
 10 PS types (1-16 vCPUs, 5-20 Gbps); w_j in [200, 5000], E_j in [50, 100], D_j in [5, 50], K_j
 in [10, 50], U_j^p in [10, 100] ms, v_jm in [0.001, 0.05] slots, pi_j in [30, 575] MB. Server
 capacities are scaled so that the cluster holds a fraction in [0.2, 0.5] of the jobs' total
-ideal demand (each job with D_j workers of its fastest type and one PS). A job whose D_j
-workers would need more than T/4 slots has its v_jm scaled down to fit (docs/errata_elastic.md).
+ideal demand (each job with D_j workers of its fastest type and one PS). A job whose
+min(D_j, 4) workers would need more than T/4 slots has its v_jm scaled down to fit
+(docs/errata_elastic.md: the paper's ranges give jobs of thousands of slots).
 """
 
 from __future__ import annotations
@@ -161,10 +162,15 @@ def _paper_job(
     )
 
 
+#: Workers of the reference configuration that must finish a job within T/4 slots.
+REFERENCE_WORKERS = 4
+
+
 def _fit_to_horizon(inst: ElasticInstance, j: int) -> ElasticJob:
-    """Scale v_jm down when D_j workers of the fastest type need more than T/4 slots."""
+    """Scale v_jm down when min(D_j, 4) workers of the fastest type (spread, q = 0) need more
+    than T/4 slots."""
     job = inst.jobs[j]
-    n = job.chunks
+    n = min(job.chunks, REFERENCE_WORKERS)
     p = 0 if inst.is_ps else None
     best = min(iteration_time(inst, j, m, p, n, False) for m in range(len(inst.worker_types)))
     need = job.minibatches * best / n
