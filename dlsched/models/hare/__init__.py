@@ -74,6 +74,7 @@ class HareFamily:
                 + ["sched-allox"],
             ),
             ("hare/theorem4-counterexample", ["relaxation", "hare", "hare-strong", "sched-homo"]),
+            ("hare/tcc2024-fig12", ["hlas", "hlas-any", "hlas-p", "online-fifo", "2d-las"]),
         ]
 
     def demo_notes(self, quick: bool) -> Sequence[str]:
