@@ -212,19 +212,25 @@ def _groups_ordered_lexicographically(m: Any, sizes: Sequence[int]) -> None:
 
 # --- the heuristic --------------------------------------------------------------------------
 def greedy_grouping(s: np.ndarray, groups: int, max_passes: int = 200) -> Groups:
-    """GPUs by decreasing normalized speed, each to the group of least normalized speed (ties:
-    lowest group), then improving moves and swaps (first improvement) up to ``max_passes``."""
+    """Two starts, each followed by improving moves and swaps (first improvement, at most
+    ``max_passes``); the better grouping is returned. GPUs are taken by decreasing normalized
+    speed; the first start puts each on the group of least normalized speed so far (LPT, ties:
+    lowest group), the second deals them 0, 1, .., |U|-1, |U|-1, .., 0 (snake)."""
     n_gpus = s.shape[1]
     norm = (s / s.sum(axis=1, keepdims=True)).sum(axis=0)
     order = sorted(range(n_gpus), key=lambda g: (-norm[g], g))
     load = np.zeros(groups)
-    member = [0] * n_gpus
+    lpt = [0] * n_gpus
     for g in order:
         u = int(np.argmin(load))
-        member[g] = u
+        lpt[g] = u
         load[u] += norm[g]
-    member = _improve(s, member, groups, max_passes)
-    return _as_groups(member, groups)
+    snake = [0] * n_gpus
+    for i, g in enumerate(order):
+        lap, pos = divmod(i, groups)
+        snake[g] = pos if lap % 2 == 0 else groups - 1 - pos
+    starts = [_as_groups(_improve(s, m, groups, max_passes), groups) for m in (lpt, snake)]
+    return min(starts, key=lambda g: (spread(s, g), g))
 
 
 def _as_groups(member: Sequence[int], groups: int) -> Groups:
