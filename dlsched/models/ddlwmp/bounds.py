@@ -49,7 +49,8 @@ def _alpha_min_bound(stages: tuple[Stage, ...], kind: str, cluster: Cluster, lim
     from dlsched.models.ddlwmp.mapping_methods import exact_mapping
 
     job = Job("probe", 0.0, 1, stages, kind)
-    free = (cluster.gpus_per_server,) * cluster.servers
+    # a placement uses at most g_i servers; empty servers are interchangeable
+    free = (cluster.gpus_per_server,) * min(cluster.servers, job.gpus)
     _, bound, _ = exact_mapping(job, cluster, free, SolveOptions(time_limit=limit))
     return bound if bound is not None else 0.0
 
