@@ -256,6 +256,11 @@ def test_exact_pricing_equals_enumeration_under_random_prices(arch: str) -> None
             )
             assert got.cost == pytest.approx(enum, abs=1e-9)
             assert got.config is not None
+            end = got.start + got.config.duration
+            own = inst.jobs[j].weight * end + float(
+                (prices[got.start : end].sum(axis=0) * got.config.usage).sum()
+            )
+            assert own == pytest.approx(got.cost, abs=1e-9)  # the schedule costs what it says
             sub = replace(inst, jobs=(inst.jobs[j],))
             alone = replace(got.config.at(got.start), job=0)
             check_schedule(sub, ElasticSchedule((alone,)))  # the priced schedule is feasible

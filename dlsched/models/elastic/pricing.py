@@ -202,29 +202,54 @@ def _ps_colocated(
     return Priced(val, _config(pr, sh, y, s), t)
 
 
+def _fill_excluding(alpha: np.ndarray, caps: np.ndarray, most: int) -> np.ndarray:
+    """[t, h, k]: cheapest cost of k = 0..most unit items over every server but h.
+
+    With the servers in greedy order, let P_h be the capacity before h: the cheapest k <= P_h
+    items never reach h; for k > P_h, the cheapest k + cap_h items over all servers take all
+    of h, so removing h's cap_h items leaves the cheapest k without h.
+    """
+    full = _fill_costs(alpha, caps, 2 * most)  # [t, k]; caps <= most
+    order = np.argsort(alpha, axis=1, kind="stable")
+    c_sorted = np.take_along_axis(caps, order, axis=1)
+    before = np.empty_like(caps)
+    np.put_along_axis(before, order, c_sorted.cumsum(axis=1) - c_sorted, axis=1)
+    k = np.arange(most + 1)
+    idx = k[None, None, :] + caps[:, :, None]
+    shifted = np.take_along_axis(
+        np.broadcast_to(full[:, None, :], (*caps.shape, full.shape[1])), idx, axis=2
+    )
+    with np.errstate(invalid="ignore"):
+        rest = shifted - (caps * alpha)[:, :, None]
+    return np.where(k[None, None, :] <= before[:, :, None], full[:, None, : most + 1], rest)
+
+
 def _ps_spread(pr: Pricer, sh: Shape, alpha: Arr, beta: Arr | None, room: Arr, base: Arr) -> Priced:
+    """PSs on server h with g < n workers, the other n - g workers cheapest-first elsewhere:
+    every (t, h, g) at once."""
     inst = pr.inst
     assert beta is not None
     e = np.array(inst.worker_types[sh.m].demand)
     z = np.array(inst.ps_types[sh.p].demand)
     caps = _caps(room, e, sh.n)
-    best = Priced(math.inf, None, 0)
-    for h in range(inst.num_servers):
-        others = caps.copy()
-        others[:, h] = 0
-        fill = _fill_costs(alpha, others, sh.n)  # [t, k]
-        for g in range(sh.n):
-            s = ps_count(inst, sh.m, sh.p, sh.n - g)
-            ok = (room[:, h, :] >= g * e + s * z - 1e-9).all(axis=1)
-            cost = np.where(ok, base + g * alpha[:, h] + s * beta[:, h] + fill[:, sh.n - g], np.inf)
-            val, t, _idx = _best(cost, sh.first)
-            if val < best.cost - TIE:
-                y = _fill(alpha[t - sh.first], others[t - sh.first], sh.n - g)
-                y[h] = g
-                ps = [0] * inst.num_servers
-                ps[h] = s
-                best = Priced(val, _config(pr, sh, y, ps), t)
-    return best
+    g = np.arange(sh.n)
+    s = np.array([ps_count(inst, sh.m, sh.p, sh.n - int(k)) for k in g])
+    need = g[:, None] * e + s[:, None] * z  # [g, r]
+    ok = (room[:, :, None, :] >= need[None, None] - 1e-9).all(axis=3)  # [t, h, g]
+    fill = _fill_excluding(alpha, caps, sh.n)[:, :, sh.n - g]  # [t, h, g]
+    with np.errstate(invalid="ignore"):
+        cost = base[:, None, None] + g * alpha[:, :, None] + s * beta[:, :, None] + fill
+    cost = np.where(ok & np.isfinite(fill), cost, np.inf)
+    val, t, (h, gg) = _best(cost, sh.first)
+    if not math.isfinite(val):
+        return Priced(math.inf, None, 0)
+    others = caps[t - sh.first].copy()
+    others[h] = 0
+    y = _fill(alpha[t - sh.first], others, sh.n - gg)
+    y[h] = gg
+    ps = [0] * inst.num_servers
+    ps[h] = int(s[gg])
+    return Priced(val, _config(pr, sh, y, ps), t)
 
 
 def _ring_colocated(
