@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 
-SUITES = ("placement", "hare", "ddlwmp", "hare_online")
+SUITES = ("placement", "hare", "ddlwmp", "hare_online", "elastic")
 
 
 def main() -> int:
