@@ -280,3 +280,28 @@ def test_dominance_keeps_the_optimum() -> None:
     assert all(g.generated >= len(g.configs) for g in gammas)
     data = copy.deepcopy(_intro_dict())
     assert data["architecture"] == "ps"
+
+
+# --- command line -------------------------------------------------------------------------------
+
+
+def test_cli_solve_generate_and_bad_input(capsys, tmp_path) -> None:
+    from dlsched.cli import main
+
+    assert main(["solve", INTRO, "--method", "exact", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "optimal" and out["objective"] == 25.0
+    path = tmp_path / "paper.json"
+    args = ["generate", "elastic", "--jobs", "5", "--workers", "4", "--seed", "1"]
+    assert main([*args, "--param", "setting=paper", "-o", str(path)]) == 0
+    assert load(str(path)).num_servers == 4
+    assert main([*args, "--param", "setting=huge", "-o", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "setting" in err and "Traceback" not in err
+    data = _intro_dict()
+    data["jobs"][0]["epochs"] = 0
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    assert main(["solve", str(bad), "--method", "exact"]) == 2
+    err = capsys.readouterr().err
+    assert "jobs[0].epochs" in err and len(err.strip().splitlines()) == 1
