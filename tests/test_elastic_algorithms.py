@@ -91,14 +91,12 @@ def test_exact_oracle_is_never_costlier_than_the_papers(arch: str) -> None:
 
 
 def _theorem1_counterexample():
+    inst = load("elastic/theorem1-counterexample")
     d = json.loads(dumps(load("elastic/intro-cifar10")))
-    d["name"] = "theorem1-counterexample"
-    d["servers"] = [
-        {"name": "cheap", "capacity": {"gpu": 3, "cpu": 8}},
-        {"name": "ps-home", "capacity": {"gpu": 3, "cpu": 8}},
-    ]
-    d["jobs"] = [dict(d["jobs"][0], chunks=3, minibatches_per_chunk=10000)]
-    return loads(json.dumps(d))
+    assert loads(dumps(inst)).jobs[0].minibatch_time == (
+        d["jobs"][0]["minibatch_time"]["gpu-worker"],
+    )
+    return inst
 
 
 def test_theorem1_counterexample_a_mincost1_misses_the_optimum(tmp_path) -> None:

@@ -78,7 +78,19 @@ class ElasticFamily:
         return [(f"elastic/{stem}", methods) for stem in DEMO_INSTANCES]
 
     def demo_notes(self, quick: bool) -> Sequence[str]:
-        return []
+        import numpy as np
+
+        from dlsched.instances import load
+        from dlsched.models.elastic.guarantees import theorem1_record
+
+        inst = load("elastic/theorem1-counterexample")
+        win = np.array([[0.0, 0.0], [0.01, 10.0]])  # the prices of its description
+        rec = theorem1_record(inst, 0, 0, 3, False, win, np.array([[3.0, 8.0], [3.0, 8.0]]))
+        verdict = "VIOLATED" if rec.violations else "holds"
+        return [
+            f"\nTheorem 1 on elastic/theorem1-counterexample: A_mincost1 cost {rec.paper:g}, "
+            f"exact MILP of (13) {rec.exact:g}: {verdict}"
+        ]
 
     def outcome_details(self, instance: ElasticInstance, solution: Any, evaluation: Any) -> dict:
         return {"completion": list(evaluation.completion), "makespan": evaluation.makespan}
