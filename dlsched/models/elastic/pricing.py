@@ -127,18 +127,40 @@ def _fill(alpha: np.ndarray, caps: np.ndarray, k: int) -> list[int]:
 
 
 def price_job(pr: Pricer, j: int, weight: float | None = None) -> Priced:
-    """The cheapest schedule of job j (see the module docstring); cost inf if none fits."""
+    """The cheapest schedule of job j (see the module docstring); cost inf if none fits.
+
+    Shapes are visited by duration; one is skipped when its least possible cost, the
+    completion term w (t_first + d) with every price at zero, cannot beat the best found
+    (prices are non-negative), which leaves the minimum and its tie-break unchanged.
+    """
     inst = pr.inst
     w = inst.jobs[j].weight if weight is None else weight
-    best = Priced(math.inf, None, 0)
+    first = max(inst.jobs[j].arrival, pr.lo)
+    shapes = []
     for m in range(len(inst.worker_types)):
         for p in inst.ps_choices():
             for n in range(1, inst.jobs[j].chunks + 1):
                 for q in (True, False):
-                    cand = price_shape(pr, j, m, p, n, q, w)
-                    if _better(cand, best):
-                        best = cand
+                    d = duration(inst, j, m, p if inst.is_ps else None, n, q)
+                    shapes.append((d, m, p, n, q))
+    shapes.sort(key=lambda x: x[0])
+    best = Priced(math.inf, None, 0)
+    for d, m, p, n, q in shapes:
+        if best.config is not None and not _may_beat(w * (first + d), first + d, best):
+            continue
+        cand = price_shape(pr, j, m, p, n, q, w)
+        if _better(cand, best):
+            best = cand
     return best
+
+
+def _may_beat(least: float, earliest_end: int, best: Priced) -> bool:
+    """Whether a shape costing at least ``least`` and ending no earlier than
+    ``earliest_end`` can beat ``best`` under :func:`_better`."""
+    assert best.config is not None
+    if least < best.cost - TIE:
+        return True
+    return least <= best.cost + TIE and earliest_end < best.start + best.config.duration
 
 
 def _better(a: Priced, b: Priced) -> bool:
