@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pyomo.environ as pyo
 
 from dlsched.models.elastic.exact import Column, build_packing
 from dlsched.models.elastic.instance import ElasticInstance
@@ -156,4 +155,4 @@ def full_lp(inst: ElasticInstance, columns: list[Column]) -> float:
     return res.objective
 
 
-__all__ = ["ColumnGeneration", "column_generation", "full_lp", "lagrangian_round", "pyo"]
+__all__ = ["ColumnGeneration", "column_generation", "full_lp", "lagrangian_round"]
