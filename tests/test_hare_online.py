@@ -272,26 +272,36 @@ def test_grouping_milps_reach_the_brute_force_optimum(counts, groups):
     assert greedy.spread >= best - 1e-12
 
 
-def test_grouping_counts_partitions_once_after_symmetry_breaking():
-    """With every job's speeds equal the spread is 0 for many groupings; the binary model with
-    lowest-GPU ordering has exactly one labelling per partition: Stirling S(4, 2) = 7."""
-    s = np.ones((1, 4))
-    m = build_grouping_model(s, 2)
+def _labellings(m, names):
+    """The 0/1 assignments of 4 GPUs to 2 groups (z[g] = 1: GPU g in group 1) that satisfy the
+    named constraints."""
     import pyomo.environ as pyo
 
-    count = 0
-    for z in itertools.product((0, 1), repeat=4):  # z[g] = 1: GPU g in group 1
+    out = []
+    for z in itertools.product((0, 1), repeat=4):
         for g in range(4):
             m.z[g, 0].fix(1 - z[g])
             m.z[g, 1].fix(z[g])
-        ok = all(
+        if all(
             (c.lower is None or pyo.value(c.body) >= c.lower - 1e-9)
             and (c.upper is None or pyo.value(c.body) <= c.upper + 1e-9)
-            for name in ("one_group", "non_empty", "lowest_gpu_order")
+            for name in names
             for c in getattr(m, name).values()
-        )
-        count += ok
-    assert count == 7
+        ):
+            out.append(z)
+    return out
+
+
+def test_grouping_symmetry_breaking_keeps_every_partition():
+    """4 GPUs in 2 non-empty groups: Stirling S(4, 2) = 7 partitions, exactly one labelling each
+    under the lowest-GPU ordering. With all 4 GPUs identical, the partitions up to swaps are
+    {1, 3} and {2, 2}: both survive the identical-GPU ordering, and fewer labellings remain."""
+    m = build_grouping_model(np.ones((1, 4)), 2)
+    groups = ("one_group", "non_empty", "lowest_gpu_order")
+    assert len(_labellings(m, groups)) == 7
+    kept = _labellings(m, (*groups, "identical_order"))
+    assert {tuple(sorted((sum(z), 4 - sum(z)))) for z in kept} == {(1, 3), (2, 2)}
+    assert len(kept) < 7
 
 
 def test_pooled_grouping_of_16_gpus_of_4_types_in_4_groups_is_certified():

@@ -13,7 +13,8 @@ Two exact Pyomo MILPs (epigraph of the max), solved with HiGHS:
 
 - :func:`build_grouping_model`: the paper's binary z_mu, group symmetry broken by ordering the
   groups by their lowest GPU index (GPU m may join group u only if group u - 1 holds a GPU
-  below m; every partition has exactly one such labelling);
+  below m; every partition has exactly one such labelling), and identical GPUs taken in
+  order of group index;
 - :func:`build_pooled_model`: GPUs with identical speed columns pooled into classes, x_tu =
   how many GPUs of class t group u holds (exactly the same partitions up to swapping identical
   GPUs); groups ordered lexicographically by their class counts.
@@ -107,6 +108,7 @@ def build_grouping_model(s: np.ndarray, groups: int) -> Any:
     _gpu_in_one_group(m)
     _groups_non_empty(m, lambda m, u: sum(m.z[g, u] for g in m.GPUS))
     _groups_ordered_by_lowest_gpu(m)
+    _identical_gpus_ordered(m, gpu_classes(s))
     return m
 
 
@@ -189,6 +191,20 @@ def _groups_ordered_by_lowest_gpu(m: Any) -> None:
         if u > g:
             return m.z[g, u] == 0
         return m.z[g, u] <= sum(m.z[h, u - 1] for h in range(g))
+
+
+def _identical_gpus_ordered(m: Any, classes: Sequence[Sequence[int]]) -> None:
+    """Of two identical GPUs g < h (same speed for every job), g's group index is at most h's.
+    Valid with the lowest-GPU ordering: the labelled partition whose vector of group indices
+    (GPU by GPU) is lexicographically smallest satisfies both, since swapping an out-of-order
+    pair and relabelling the groups after the swapped one makes that vector smaller."""
+    pairs = [(c[i], c[i + 1]) for c in classes for i in range(len(c) - 1)]
+    m.IDENTICAL = list(range(len(pairs)))
+
+    @m.Constraint(m.IDENTICAL)
+    def identical_order(m: Any, p: int) -> Any:
+        g, h = pairs[p]
+        return sum(u * m.z[g, u] for u in m.GROUPS) <= sum(u * m.z[h, u] for u in m.GROUPS)
 
 
 def _groups_ordered_lexicographically(m: Any, sizes: Sequence[int]) -> None:
