@@ -183,10 +183,16 @@ def theorem1_record(
 
 
 def theorem1_sweep(
-    count: int, seed: int = 0, *, architecture: str = "ps", servers: int = 3
+    count: int,
+    seed: int = 0,
+    *,
+    architecture: str = "ps",
+    servers: int = 3,
+    directory: Path | None = None,
 ) -> list[Theorem1Record]:
     """``count`` random cases: a small generated instance, random prices and random free
-    capacity (capacity minus a random load), a random (m', p', n, q) and window."""
+    capacity (capacity minus a random load), a random (m', p', n, q) and window. Violations
+    are saved as counterexamples in ``directory`` when given."""
     from dlsched.models.elastic.generate import generate
 
     rng = np.random.default_rng(seed)
@@ -202,7 +208,11 @@ def theorem1_sweep(
         p = int(rng.integers(len(inst.ps_choices())))
         n = int(rng.integers(1, inst.jobs[0].chunks + 1))
         q = bool(rng.random() < 0.5)
-        out.append(theorem1_record(inst, m, p, n, q, win, room, {"case": k}))
+        rec = theorem1_record(inst, m, p, n, q, win, room, {"case": k})
+        rec = replace(rec, shape={**rec.shape, "prices": win.tolist(), "free": room.tolist()})
+        if rec.violations and directory is not None:
+            save_counterexample(inst, rec, directory)
+        out.append(rec)
     return out
 
 
