@@ -186,7 +186,8 @@ METHODS: dict[str, Method] = {
         Method(
             "a-dual",
             _algorithm("a-dual"),
-            "Algorithm 2 offline: alpha rounds of A_maxweight on windows of T/alpha slots",
+            "Algorithm 2 offline: alpha rounds of A_maxweight on windows of tau slots, tau = 1, "
+            "2, 4, ... until every job is scheduled",
             params=("oracle", "alpha"),
         ),
         Method(
