@@ -91,9 +91,12 @@ def check_schedule(instance: HareInstance, schedule: TaskSchedule) -> HareEvalua
             prev_end = max(finish((n, r, k)) for k in range(job.tasks_per_round))
         completion.append(prev_end)  # (6): the last round finishes last by (7)
 
+    on_gpu: list[list[tuple[float, tuple[int, int, int]]]] = [[] for _ in range(m_count)]
+    for t, (g, s) in seen.items():  # one pass over the tasks, then a sort per GPU
+        on_gpu[g].append((s, t))
     busy = []
     for m in range(m_count):
-        mine = sorted(((s, t) for t, (g, s) in seen.items() if g == m), key=lambda p: (p[0], p[1]))
+        mine = sorted(on_gpu[m])
         total = 0.0
         for (s1, t1), (s2, t2) in zip(mine, mine[1:], strict=False):
             end1 = s1 + jobs[t1[0]].train_time[m]
