@@ -7,7 +7,7 @@ order, no all-zero rows). Times are in milliseconds.
 beta^m_s = comp (4) + comm (5) + AllReduce (6) for every (m, s) with x^m_s > 0, and
 alpha = max beta (7). In (5) the factor x^m_s cancels against the reserved share x^m_s / g of
 the NIC, so comm is linear in the neighbours' x; the first stage has no s-1 term and the last
-no s+1 term (docs/errata_ddlwmp.md). These helpers are the one place of each formula: the
+no s+1 term (docs/errata.md). These helpers are the one place of each formula: the
 mapping MILP (:mod:`dlsched.models.ddlwmp.mapping`) builds its linear pieces from them.
 """
 

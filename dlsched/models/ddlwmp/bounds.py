@@ -80,7 +80,7 @@ def srpt_bound(instance: DdlwmpInstance, limit: float = 10.0) -> SrptBound:
     )
     direct = sum(j.release + run_seconds(j, a) for j, a in zip(jobs, lows, strict=True))
     tilde = [alpha_tilde_min(j, c)[0] for j in jobs]
-    rho = max(  # alpha~^min <= rho alpha^min must hold for Lemma 1 (docs/errata_ddlwmp.md)
+    rho = max(  # alpha~^min <= rho alpha^min must hold for Lemma 1 (docs/errata.md)
         max(alpha_max_ms(j, c), t) / a if a > 0 else float("inf")
         for j, t, a in zip(jobs, tilde, lows, strict=True)
     )

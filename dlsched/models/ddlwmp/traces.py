@@ -11,7 +11,7 @@ rounded up to the slot grid.
   total steps, arrival time (s), scale factor (GPUs). The duration is total steps over the
   isolated V100 throughput of (job type, scale factor) in Gavel's
   ``isolated_throughputs.json`` (that of one GPU when the file has none for the scale factor:
-  the steps are then per GPU, docs/errata_ddlwmp.md); the group is (job type, scale factor),
+  the steps are then per GPU, docs/errata.md); the group is (job type, scale factor),
   the user unknown.
 - PAI 2020 (CSV, with or without a header row): ``pai_job_table`` (job_name, inst_id, user,
   status, start_time, end_time) and ``pai_task_table`` (job_name, task_name, inst_num, status,

@@ -17,7 +17,7 @@ in [10, 50], U_j^p in [10, 100] ms, v_jm in [0.001, 0.05] slots, pi_j in [30, 57
 capacities are scaled so that the cluster holds a fraction in [0.2, 0.5] of the jobs' total
 ideal demand (each job with D_j workers of its fastest type and one PS). A job whose
 min(D_j, 4) workers would need more than T/4 slots has its v_jm scaled down to fit
-(docs/errata_elastic.md: the paper's ranges give jobs of thousands of slots).
+(docs/errata.md: the paper's ranges give jobs of thousands of slots).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ server architecture and eq. (14) for Ring-AllReduce; :func:`iteration_time` is t
 both formulas and :func:`duration` the one place of (2f).
 
 Start times are slot indices 0 .. T-1; a job started at t for d slots occupies slots t .. t+d-1
-and completes at t + d <= T (docs/errata_elastic.md).
+and completes at t + d <= T (docs/errata.md).
 """
 
 from __future__ import annotations

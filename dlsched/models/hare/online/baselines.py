@@ -1,6 +1,6 @@
 """Online baselines of Chen et al., IEEE TCC 2024, Section VI-D, on the shared event engine.
 None of them knows a job's rounds or future arrivals; the readings are recorded in
-docs/errata_hare_online.md.
+docs/errata.md.
 
 - ``online-fifo``: Gavel's FIFO (Section VI-A): jobs in arrival order, no overtaking; the head
   job waits until min(|D_r|, |M|) GPUs are idle, takes the fastest idle ones (T^c + T^s of that

@@ -7,7 +7,7 @@ every job sees groups of similar speed,
 
 with s_nm = 1 / (T^c_nm + T^s_nm) (tasks per unit time; the paper says "proportional to").
 Jobs with identical speed rows count once. Every group must hold a GPU (a group without GPUs
-could serve nothing; docs/errata_hare_online.md).
+could serve nothing; docs/errata.md).
 
 Two exact Pyomo MILPs (epigraph of the max), solved with HiGHS:
 

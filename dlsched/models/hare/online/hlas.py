@@ -16,7 +16,7 @@ HLAS-P: each queue has two sub-queues; q^1 (R^p > 0, first, larger R^p first) an
 FIFO). While a job runs predicted rounds, R^p falls as R^r grows and its size is unchanged; a
 predictor (:mod:`.predictors`) is asked at arrival and whenever R^p reaches 0.
 
-Defaults (docs/errata_hare_online.md): K = 10 queues with linear thresholds E_k^H = k q, the
+Defaults (docs/errata.md): K = 10 queues with linear thresholds E_k^H = k q, the
 quantum q the smallest T_n of the instance's job profiles; event-driven decisions (the slots of
 Algorithm 1 shrunk to the events). ``group_idle="any"`` is a work-conserving variant: a group
 takes work as soon as one of its GPUs is idle.

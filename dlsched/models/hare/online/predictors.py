@@ -5,7 +5,7 @@ whenever its previous prediction has been used up. ``finished`` tells it a job's
 count once the job is done (the historical records of Section V-A). The paper's loss-curve
 fit cannot be run on an instance that has no loss curves; :class:`Conservative` stands for an
 accurate conservative fit ("will the job run alpha more rounds?"), and :class:`History`
-adjusts it by the rounds of finished jobs with the same name stem (docs/errata_hare_online.md).
+adjusts it by the rounds of finished jobs with the same name stem (docs/errata.md).
 
 - ``none``: R^p = 0 always (HLAS-P is then HLAS).
 - ``oracle``: the true remaining rounds (full knowledge; a clairvoyant reference).
