@@ -174,9 +174,7 @@ def test_hare_instance_beyond_64_bit_scaling_is_refused_by_the_exact_route() -> 
     from dlsched.models import run_method
     from dlsched.models.hare.instance import HareInstance, HareJob
 
-    jobs = tuple(
-        HareJob(f"j{n}", 0.0, 1.000001, 1, 1, (1e9 - 0.000001,), (0.5,)) for n in range(3)
-    )
+    jobs = tuple(HareJob(f"j{n}", 0.0, 1.000001, 1, 1, (1e9 - 0.000001,), (0.5,)) for n in range(3))
     inst = HareInstance("huge", ("g0",), jobs)
     with pytest.raises(InstanceError, match="64-bit"):
         run_method(inst, "exact-cpsat")
