@@ -85,7 +85,6 @@ from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.highs import (
     MatrixModel,
     RowBlock,
-    safe_dual_bound,
     segment_offsets,
     solve_matrix,
     stack_rows,
@@ -601,12 +600,9 @@ def time_indexed_bound(
     s = slot_data(d, instance, g, upper)
     model = build_lp(instance, d, s, strong)
     res = solve_matrix(model, _lp_options(time_limit, threads, strong, solver_options))
-    if not res.info.get("claimed_optimal") or res.row_dual is None:
-        return None
-    val = safe_dual_bound(model, res.row_dual)
-    if not math.isfinite(val):
-        return None
-    bound, scaled = _certified(val, g, d)
+    if not res.info.get("claimed_optimal") or res.bound is None:
+        return None  # res.bound: safe_dual_bound of the row duals (solve_matrix, for an LP)
+    bound, scaled = _certified(res.bound, g, d)
     return TimeIndexedBound(
         bound=bound,
         scaled=scaled,
