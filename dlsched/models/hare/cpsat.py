@@ -38,7 +38,7 @@ from dlsched.solvers.certify import ContradictionError, Proof
 from dlsched.solvers.cpsat import run_cpsat
 
 from .common import RouteResult
-from .relaxation import combinatorial_bound
+from .relaxation import combinatorial_bound, fastest_round
 from .scaling import ScaledData, objective_unit, scale_data, scaled_objective
 
 #: Seconds of budget below which the time-indexed LP bound is not attempted (see solve).
@@ -76,7 +76,7 @@ def gpu_classes(instance: HareInstance) -> list[list[int]]:
 def job_lower_bounds(d: ScaledData, instance: HareInstance) -> list[int]:
     """Per-job fastest round time min_m (T^c + T^s) (scaled); round r starts after
     a_n + r * this, and C_n >= a_n + R_n * this."""
-    return [min(a + b for a, b in zip(d.tc[n], d.ts[n], strict=True)) for n in range(len(d.tc))]
+    return fastest_round(d.tc, d.ts)[1]
 
 
 def build_cpsat(

@@ -31,6 +31,7 @@ from .pipeline import solve_exact
 from .relaxation import (
     RelaxedSolution,
     combinatorial_bound,
+    fastest_round,
     solve_relaxation,
     solve_strong_relaxation,
 )
@@ -315,15 +316,13 @@ def _hare(h: str, gpu_rule: str, name: str, relaxation: str = "rl") -> Any:
 
 
 def _chain_starts(instance: HareInstance) -> tuple[dict[Any, float], dict[Any, int]]:
+    """Each job alone on the GPU of its fastest round (:func:`relaxation.fastest_round`)."""
+    gpus, fast = fastest_round(instance.tc.tolist(), instance.ts.tolist())
     x, y = {}, {}
     for n, j in enumerate(instance.jobs):
-        per = [a + b for a, b in zip(j.train_time, j.sync_time, strict=True)]
-        g = min(range(instance.num_gpus), key=lambda m: (per[m], m))  # noqa: B023
-        t = j.arrival
         for r in range(j.rounds):
             for k in range(j.tasks_per_round):
-                x[(n, r, k)], y[(n, r, k)] = t, g
-            t += j.train_time[g] + j.sync_time[g]
+                x[(n, r, k)], y[(n, r, k)] = j.arrival + r * fast[n], gpus[n]
     return x, y
 
 

@@ -132,23 +132,36 @@ def solve_strong_relaxation(
     return first, last, history
 
 
+def fastest_round(tc: Any, ts: Any) -> tuple[list[int], list[Any]]:
+    """The one place of the per-job fastest round: per job n, the GPU minimising
+    T^c_{n,m} + T^s_{n,m} (lowest index on ties) and that time. ``tc``, ``ts``: rows per job
+    (the instance's floats or the scaled integers); the times keep their type."""
+    gpus, times = [], []
+    for row_c, row_s in zip(tc, ts, strict=True):
+        per = [a + b for a, b in zip(row_c, row_s, strict=True)]
+        g = min(range(len(per)), key=lambda m: (per[m], m))  # noqa: B023
+        gpus.append(g)
+        times.append(per[g])
+    return gpus, times
+
+
+def chain_bounds(instance: HareInstance) -> list[float]:
+    """Per job, C_n >= a_n + R_n * fastest round (each round after the previous one's sync)."""
+    _, fast = fastest_round(instance.tc.tolist(), instance.ts.tolist())
+    return [j.arrival + j.rounds * f for j, f in zip(instance.jobs, fast, strict=True)]
+
+
 def combinatorial_bound(instance: HareInstance) -> dict[str, float]:
     """Two lower bounds on Hare_Sched that need no solver.
 
-    - ``chain``: each job alone on the fastest GPUs, sum_n w_n (a_n + sum_r min_m (T^c + T^s)).
+    - ``chain``: each job alone on the fastest GPUs, sum_n w_n (a_n + sum_r min_m (T^c + T^s))
+      (:func:`chain_bounds`).
     - ``fast_machine``: by time t the GPUs do at most |M| t of work measured in each task's
       fastest training time, so the completion times are at least those of Smith's rule on one
       machine |M| times faster: sum_n w_n (sum_{k <= n} P_k)/|M| in w/P order.
     """
     jobs = instance.jobs
-    chain = sum(
-        j.weight
-        * (
-            j.arrival
-            + j.rounds * min(a + b for a, b in zip(j.train_time, j.sync_time, strict=True))
-        )
-        for j in jobs
-    )
+    chain = sum(j.weight * c for j, c in zip(jobs, chain_bounds(instance), strict=True))
     work = [j.rounds * j.tasks_per_round * min(j.train_time) for j in jobs]
     order = sorted(range(len(jobs)), key=lambda n: work[n] / jobs[n].weight)
     acc, fast = 0.0, 0.0
