@@ -20,7 +20,7 @@ from dlsched.models.hare.baselines import gavel_fifo, sched_homo
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.generate import GPU_TYPES
 from dlsched.models.hare.instance import HareInstance, HareJob
-from dlsched.models.hare.online.common import task_gpu_time
+from dlsched.models.hare.online.common import OnlineHare, average_jct, run_policy, task_gpu_time
 from dlsched.models.hare.online.grouping import (
     build_grouping_model,
     build_pooled_model,
@@ -35,6 +35,7 @@ from dlsched.models.hare.online.methods import ONLINE_METHODS
 from dlsched.solvers import SolveOptions, Status, solve
 
 FIG12 = "hare/tcc2024-fig12"
+FIG9 = "hare/tcc2024-fig9"
 #: Policies that know nothing of a job's rounds (HLAS-P's "none" predictor included).
 BLIND = [
     ("hlas", {}),
@@ -51,7 +52,7 @@ def _run(inst, method, **params):
     return run_method(inst, method, MethodOptions(params=params))
 
 
-# --- Fig. 12, Fig. 10 -----------------------------------------------------------------------
+# --- Figs. 12, 9 and 10 -----------------------------------------------------------------------
 def test_fig12_hlas_average_jct_is_6_7():
     out = _run(load(FIG12), "hlas")
     assert out.evaluation.completion == (4.0, 7.0, 9.0)  # round robin, one round a turn
@@ -73,12 +74,49 @@ def test_fig12_partial_prediction_j3_at_least_3_rounds_gives_5_7():
     assert round(out.details["average_jct"], 1) == 5.7
 
 
+class Priority(OnlineHare):
+    """Fig. 9's two schedules: a fixed job order; each job's round goes on the idle GPUs
+    fastest for it, one task per GPU."""
+
+    def __init__(self, instance, order):
+        super().__init__(instance)
+        self.order = order
+
+    def assign(self, now):
+        out = []
+        for n in self.order:
+            speed = self.instance.jobs[n].train_time
+            for g in sorted(self.free_gpus, key=lambda m: (speed[m], m)):
+                if n not in self.ready:
+                    break
+                out.append(self.start_task(n, g, now))
+        return out
+
+
+def test_fig9_giving_job_b_priority_shortens_the_average_jct():
+    """Counting tasks would put J_A (4 tasks) first; J_B (6 tasks, faster) first is better and
+    is the certified optimum. HLAS's size per round (T_n) ranks J_B below J_A, as the paper
+    asks of "attained service"."""
+    inst = load(FIG9)
+    a_first, b_first = (
+        check_schedule(inst, run_policy(inst, Priority(inst, o))[0]) for o in ((0, 1), (1, 0))
+    )
+    assert average_jct(inst, a_first.completion) == 4.0  # (3 + 5) / 2
+    assert average_jct(inst, b_first.completion) == 3.75  # (5 + 2.5) / 2
+    exact = run_method(inst, "exact")
+    assert exact.status == Status.OPTIMAL and exact.objective == b_first.objective
+    t_bar = round_times(inst, group_gpus(inst, 1, "greedy").groups)
+    assert t_bar[1] < t_bar[0] and inst.jobs[0].tasks_per_round < inst.jobs[1].tasks_per_round
+
+
 def test_fig10_task_gpu_time_depends_on_which_gpus_are_idle():
-    job_a, job_b = (3, 3, 1.8, 1.8), (1, 2, 2.5, 1)
-    assert task_gpu_time(4, [0, 1], job_a) == 12
-    assert task_gpu_time(6, [0, 1], job_b) == 8  # B first on GPUs 1-2
-    assert task_gpu_time(4, [2, 3], job_a) == pytest.approx(7.2)
-    assert task_gpu_time(6, [2, 3], job_b) == 9  # A first on GPUs 3-4
+    """Fig. 10 (the jobs of Fig. 9): task-GPU time ranks J_B first on GPUs 1-2 and J_A first on
+    GPUs 3-4."""
+    a, b = (j.train_time for j in load(FIG9).jobs)
+    assert task_gpu_time(4, [0, 1], a) == 12
+    assert task_gpu_time(6, [0, 1], b) == 8  # B first on GPUs 1-2
+    assert task_gpu_time(4, [2, 3], a) == pytest.approx(7.2)
+    assert task_gpu_time(6, [2, 3], b) == 9  # A first on GPUs 3-4
 
 
 # --- random instances ------------------------------------------------------------------------
