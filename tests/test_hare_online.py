@@ -32,6 +32,7 @@ from dlsched.models.hare.online.grouping import (
 )
 from dlsched.models.hare.online.hlas import make_thresholds, round_times
 from dlsched.models.hare.online.methods import ONLINE_METHODS
+from dlsched.models.hare.online.predictors import BasePredictor, History, Oracle
 from dlsched.solvers import SolveOptions, Status, solve
 
 FIG12 = "hare/tcc2024-fig12"
@@ -224,6 +225,71 @@ def test_every_policy_schedules_every_task_feasibly(inst):
         assert out.details["average_jct"] > 0
 
 
+# --- HLAS-P's predictors (Section V-A) -------------------------------------------------------
+def _jobs(*spec):
+    """Jobs (name, rounds[, arrival]) of one task on one GPU."""
+    return HareInstance(
+        "named",
+        ("GPU",),
+        tuple(
+            HareJob(n, float(a[0]) if a else 0.0, 1.0, r, 1, (1.0,), (0.0,)) for n, r, *a in spec
+        ),
+    )
+
+
+def test_history_averages_with_finished_jobs_of_the_same_name_or_user():
+    inst = _jobs(("resnet-1", 8), ("bert-1", 5), ("vgg-1", 5), ("resnet-2", 9))
+    users = {"resnet-1": "alice", "bert-1": "alice", "vgg-1": "bob"}
+    with_users, alone = History(3, users=users), History(3)
+    for p in (with_users, alone):
+        p.reset(inst)
+        p.finished(0, 8)  # resnet-1 ran 8 rounds
+    # conservative fit min(3, left) = 3, averaged with the 8 rounds of the similar job: 5
+    assert [with_users.predict(n, 0) for n in (1, 2, 3)] == [5, 3, 5]
+    assert [alone.predict(n, 0) for n in (1, 2, 3)] == [3, 3, 5]  # no user: only the name
+    assert with_users.predict(1, 4) == 2  # (min(3, 1) + 8 - 4) / 2
+
+
+def test_history_is_more_conservative_for_a_nas_job_far_behind_its_group():
+    inst = _jobs(("a", 9), ("b", 9), ("c", 9), ("d", 9))
+    nas = History(3, nas_groups={"search": ["a", "b", "c"]})
+    nas.reset(inst)
+    nas.observed(0, 6)  # the leader ran 6 rounds
+    assert nas.predict(1, 2) == 1  # 2 <= 6 / 2: far behind, alpha 3 halved (floor)
+    assert nas.predict(2, 4) == 3  # 4 > 3: not far behind
+    assert nas.predict(3, 0) == 3  # not in the group
+    zero = History(3, nas_groups={"search": ["a", "b"]}, nas_factor=0)
+    zero.reset(inst)
+    zero.finished(1, 2)  # a member killed after 2 rounds counts as progress too
+    assert zero.predict(0, 1) == 0 and zero.predict(0, 2) == 3
+
+
+def test_nas_groups_reach_hlas_p_as_a_method_parameter():
+    """nas-2 arrives when its NAS peer has run 2 rounds: far behind, its prediction (3 more
+    rounds, equal to other's) drops to 1, and other no longer waits behind it."""
+    inst = _jobs(("nas-1", 6), ("nas-2", 6, 2), ("other", 4, 2))
+    plain = _run(inst, "hlas-p")
+    nas = _run(inst, "hlas-p", nas_groups={"g": ["nas-1", "nas-2"]})
+    assert plain.details["predictor"] == nas.details["predictor"] == "history"
+    assert nas.evaluation.completion[2] < plain.evaluation.completion[2]
+
+
+def test_a_predictor_object_plugs_into_hlas_p():
+    fig12 = load(FIG12)
+    by_name = _run(fig12, "hlas-p", predictor="oracle")
+    assert _items(_run(fig12, "hlas-p", predictor=Oracle())) == _items(by_name)
+
+    class Pessimist(BasePredictor):
+        name = "pessimist"
+
+        def predict(self, n, rounds_done):
+            return 0
+
+    out = _run(fig12, "hlas-p", predictor=Pessimist())
+    assert out.details["predictor"] == "pessimist"
+    assert _items(out) == _items(_run(fig12, "hlas"))
+
+
 # --- thresholds and options ----------------------------------------------------------------
 def test_linear_thresholds_put_k_rounds_of_the_quantum_in_queue_k():
     th = make_thresholds(1.5, queues=4)
@@ -245,6 +311,13 @@ def test_linear_thresholds_put_k_rounds_of_the_quantum_in_queue_k():
         ("hlas-p", {"predictor": "crystal-ball"}, "predictor"),
         ("hlas-p", {"predictor": "hint", "hints": {"J9": 1}}, "hints"),
         ("hlas-p", {"predictor": "conservative", "alpha": 0}, "alpha"),
+        ("hlas-p", {"predictor": object()}, "predictor"),
+        ("hlas-p", {"users": {"J1": 7}}, "users"),
+        ("hlas-p", {"users": {"J9": "alice"}}, "users"),
+        ("hlas-p", {"nas_groups": {"g": ["J1", "J9"]}}, "nas_groups"),
+        ("hlas-p", {"nas_groups": ["J1"]}, "nas_groups"),
+        ("hlas-p", {"nas_behind": 0}, "nas_behind"),
+        ("hlas-p", {"nas_factor": 1.5}, "nas_factor"),
     ],
 )
 def test_bad_options_name_the_option(method, params, name):

@@ -14,7 +14,8 @@ job's size, hence its queue, is updated when its round ends (demotion).
 
 HLAS-P: each queue has two sub-queues; q^1 (R^p > 0, first, larger R^p first) and q^2 (R^p = 0,
 FIFO). While a job runs predicted rounds, R^p falls as R^r grows and its size is unchanged; a
-predictor (:mod:`.predictors`) is asked at arrival and whenever R^p reaches 0.
+predictor (:mod:`.predictors`) is asked at arrival and whenever R^p reaches 0, and told every
+round's end (progress of NAS peers) and every job's end (its history).
 
 Defaults (docs/errata.md): K = 10 queues with linear thresholds E_k^H = k q, the
 quantum q the smallest T_n of the instance's job profiles; event-driven decisions (the slots of
@@ -147,6 +148,8 @@ class HLAS(OnlineHare):
 
     def round_finished(self, n: int, now: float) -> None:
         st = self.jobs[n]
+        if self.predictor is not None:
+            self.predictor.observed(n, st.rounds_done)
         if st.done:
             if self.predictor is not None:
                 self.predictor.finished(n, st.rounds_done)

@@ -29,7 +29,7 @@ from .baselines import (
 from .common import OnlineHare, average_jct, run_policy
 from .grouping import Groups, group_gpus
 from .hlas import HLAS, QUEUES, Thresholds, default_quantum, make_thresholds
-from .predictors import make_predictor
+from .predictors import PREDICTOR_PARAMS, make_predictor
 
 #: ``grouping="auto"`` solves GPU_Grouping exactly up to this many GPUs, greedily above.
 EXACT_GROUPING_GPUS = 16
@@ -78,10 +78,9 @@ def _hlas(
         th = _thresholds(options, default_quantum(instance, groups))
         predictor = None
         if with_predictor:
-            name = options.param("predictor", "history")
-            predictor = make_predictor(name, options.params)
+            predictor = make_predictor(options.param("predictor", "history"), options.params)
             predictor.reset(instance)
-            info["predictor"] = name
+            info["predictor"] = predictor.name
         info["thresholds"] = list(th.upper)
         idle = options.param("group_idle", group_idle)
         info["group_idle"] = idle
@@ -150,8 +149,8 @@ ONLINE_METHODS: dict[str, Method] = {
             "hlas-p",
             _online("hlas-p", _hlas(True)),
             "online: HLAS-P with a pluggable predictor "
-            "(predictor=history|conservative|oracle|none|hint)",
-            params=(*_HLAS_PARAMS, "predictor", "alpha", "hints"),
+            "(predictor=history|conservative|oracle|none|hint, or a Predictor object)",
+            params=(*_HLAS_PARAMS, "predictor", *PREDICTOR_PARAMS),
         ),
         Method(
             "online-fifo",
