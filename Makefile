@@ -15,8 +15,9 @@ $(VENV)/.installed: pyproject.toml
 demo: $(VENV)/.installed
 	$(VENV)/bin/dlsched demo
 
+# One pytest worker per core (pytest-xdist); `$(PY) -m pytest` alone runs serially.
 test: $(VENV)/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py
