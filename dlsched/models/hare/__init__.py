@@ -67,6 +67,8 @@ class HareFamily:
         return GUARANTEES
 
     def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:
+        from dlsched.models.hare.online.demo import ONLINE_DEMO
+
         return [
             (
                 "hare/toy-2gpu",
@@ -74,12 +76,14 @@ class HareFamily:
                 + ["sched-allox"],
             ),
             ("hare/theorem4-counterexample", ["relaxation", "hare", "hare-strong", "sched-homo"]),
-            ("hare/tcc2024-fig12", ["hlas", "hlas-any", "hlas-p", "online-fifo", "2d-las"]),
+            ("hare/tcc2024-fig12", list(ONLINE_DEMO)),
+            *([] if quick else [("hare/tcc2024-fig9", list(ONLINE_DEMO))]),
         ]
 
     def demo_notes(self, quick: bool) -> Sequence[str]:
         from dlsched.instances import load
         from dlsched.models.hare.guarantees import theorem4_record
+        from dlsched.models.hare.online.demo import fig12_note
 
         name = "hare/theorem4-counterexample"
         rec = theorem4_record(load(name))
@@ -88,7 +92,8 @@ class HareFamily:
         return [
             f"\nTheorem 4 on {name}: alpha = {rec.alpha:g}, guarantee alpha(2+alpha) = "
             f"{rec.guarantee:g}, Algorithm 1 / optimum = "
-            f"{'n/a' if ratio is None else f'{ratio:.4f}'}: {verdict}"
+            f"{'n/a' if ratio is None else f'{ratio:.4f}'}: {verdict}",
+            fig12_note(),
         ]
 
     def outcome_details(self, instance: HareInstance, solution: Any, evaluation: Any) -> dict:
