@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dlsched.errors import OptionError
@@ -11,7 +13,7 @@ from dlsched.models import run_method
 from dlsched.models.ddlwmp.check import check_schedule
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
-from dlsched.models.ddlwmp.predict import predict
+from dlsched.models.ddlwmp.predict import RandomForest, predict
 from dlsched.models.ddlwmp.traces import gavel_dir, read_gavel, read_pai
 
 CLUSTER = Cluster(servers=4, gpus_per_server=8, inter_gbps=10.0, intra_gbps=2400.0)
@@ -86,3 +88,81 @@ def test_predictor_options() -> None:
         predict(_history_instance(), "oracle")
     with pytest.raises(OptionError, match="train_share"):
         predict(_history_instance(), "group-mean", share=1.0)
+
+
+def _recurring_jobs(n: int, users: int, seed: int) -> list[Job]:
+    from dlsched.models.ddlwmp.profiles import stages
+
+    s = stages("ResNet152", (1,))
+    rng = np.random.default_rng(seed)
+    groups = rng.integers(0, 30, n)
+    return [
+        Job(
+            f"j{k}",
+            float(k),
+            int(rng.integers(1, 1000)),
+            s,
+            group=f"g{groups[k]}",
+            user=f"u{groups[k] % users}",
+        )
+        for k in range(n)
+    ]
+
+
+def test_random_forest_is_scikit_learns_forest_on_the_jobs() -> None:
+    """With one user, no split ties between features: the forest fitted on weighted
+    (group, user) keys predicts exactly what RandomForestRegressor fitted on every job does."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    jobs = _recurring_jobs(400, users=1, seed=3)
+    train, test = jobs[:320], jobs[320:]
+    rf = RandomForest(seed=5).fit(train)
+    codes = {key: code for key, code in rf.codes.items()}
+    x = [[codes[(0, j.group)], codes[(1, j.user)]] for j in train]
+    ref = RandomForestRegressor(n_estimators=100, random_state=5).fit(
+        x, [j.iterations for j in train]
+    )
+    seen = [j for j in test if j.group in rf.seen]
+    want = ref.predict([[codes[(0, j.group)], codes[(1, j.user)]] for j in seen])
+    assert rf.predict(seen) == pytest.approx(want, rel=1e-9)
+    unseen = Job("new", 0.0, 5, train[0].stages, group="never", user=train[0].user)
+    assert rf.predict([unseen])[0] == 0.0  # the paper: 0 iterations for an unseen group
+
+
+def test_random_forest_is_deterministic_and_within_the_training_range() -> None:
+    jobs = _recurring_jobs(300, users=4, seed=1)
+    a = RandomForest(seed=2).fit(jobs[:240]).predict(jobs[240:])
+    b = RandomForest(seed=2).fit(jobs[:240]).predict(jobs[240:])
+    assert list(a) == list(b)
+    assert (a >= 1).all() and (a <= 1000).all()  # means of training iterations in [1, 999]
+
+
+def test_online_policies_take_a_predictor_object() -> None:
+    from dlsched.models.ddlwmp.generate import generate
+    from dlsched.models.ddlwmp.online import run_policy
+    from dlsched.models.ddlwmp.predict import Perfect
+
+    inst = generate(8, 8, 4, gpus_per_server=4)
+    values = [max(1, j.iterations // (k + 1)) for k, j in enumerate(inst.jobs)]
+
+    class Fixed:
+        name = "fixed"
+
+        def fit(self, jobs: object) -> Fixed:
+            return self
+
+        def predict(self, jobs: object) -> np.ndarray:
+            return np.array(values, dtype=float)
+
+    with_field = DdlwmpInstance(
+        "f",
+        inst.cluster,
+        tuple(replace(j, predicted_iterations=v) for j, v in zip(inst.jobs, values, strict=True)),
+    )
+    for name in ("a-srpt", "spjf", "wcs-workload"):
+        got, _ = run_policy(inst, name, predictor=Fixed())
+        assert got == run_policy(with_field, name)[0]
+    assert (
+        run_policy(inst, "a-srpt", predictor=Perfect())[0]
+        == (run_policy(inst, "a-srpt-perfect")[0])
+    )

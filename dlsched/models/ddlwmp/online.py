@@ -28,11 +28,12 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dlsched.errors import InternalError
+from dlsched.errors import InternalError, OptionError
 from dlsched.models.ddlwmp.alpha import Placement, alpha_max_ms, alpha_ms
 from dlsched.models.ddlwmp.check import busy_slots, run_seconds
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min, heavy_edge
+from dlsched.models.ddlwmp.predict import Given, Perfect, Predictor
 from dlsched.models.ddlwmp.solution import Schedule
 from dlsched.simulate import Activity, Simulator, Started, simulate
 
@@ -49,16 +50,21 @@ class JobInfo:
     alpha_max: float  # ms
 
 
-def job_infos(instance: DdlwmpInstance, perfect: bool) -> list[JobInfo]:
+def job_infos(
+    instance: DdlwmpInstance, perfect: bool, predictor: Predictor | None = None
+) -> list[JobInfo]:
+    """Per job: GPUs, configuration, n~_i (from ``predictor`` when given, else the instance's
+    ``predicted_iterations``; n_i when ``perfect``), alpha~^min and alpha^max."""
     configs: dict[Any, tuple[int, float, float]] = {}
+    source = Perfect() if perfect else predictor or Given()
+    preds = source.predict(instance.jobs)
     out = []
-    for j in instance.jobs:
+    for j, pred in zip(instance.jobs, preds, strict=True):
         key = (j.stages, j.allreduce)
         if key not in configs:
             a_t = alpha_tilde_min(j, instance.cluster)[0]
             configs[key] = (len(configs), a_t, alpha_max_ms(j, instance.cluster))
         cid, a_t, a_max = configs[key]
-        pred = j.iterations if perfect else j.predicted
         out.append(JobInfo(j.gpus, cid, float(pred), a_t, a_max))
     return out
 
@@ -66,9 +72,11 @@ def job_infos(instance: DdlwmpInstance, perfect: bool) -> list[JobInfo]:
 class ClusterPolicy:
     """What every ddlwmp policy shares: free GPUs per server, Heavy-Edge with a cache, timers."""
 
-    def __init__(self, instance: DdlwmpInstance, perfect: bool = False) -> None:
+    def __init__(
+        self, instance: DdlwmpInstance, perfect: bool = False, predictor: Predictor | None = None
+    ) -> None:
         self.inst = instance
-        self.info = job_infos(instance, perfect)
+        self.info = job_infos(instance, perfect, predictor)
         c = instance.cluster
         self.g, self.slot = c.gpus_per_server, c.slot_s
         self.free = [c.gpus_per_server] * c.servers
@@ -147,8 +155,14 @@ class ClusterPolicy:
 class ASRPT(ClusterPolicy):
     """Algorithm 1."""
 
-    def __init__(self, instance: DdlwmpInstance, tau: float, perfect: bool = False) -> None:
-        super().__init__(instance, perfect)
+    def __init__(
+        self,
+        instance: DdlwmpInstance,
+        tau: float,
+        perfect: bool = False,
+        predictor: Predictor | None = None,
+    ) -> None:
+        super().__init__(instance, perfect, predictor)
         self.tau = tau
         g_total = instance.cluster.total_gpus
         self.size = [f.gpus / g_total * f.predicted * f.alpha_tilde / 1000 for f in self.info]
@@ -228,8 +242,9 @@ class OrderedPolicy(ClusterPolicy):
         key: Callable[[int], float],
         strict: bool,
         perfect: bool = False,
+        predictor: Predictor | None = None,
     ) -> None:
-        super().__init__(instance, perfect)
+        super().__init__(instance, perfect, predictor)
         self.key, self.strict = key, strict
         self.buckets: dict[int, list[tuple[float, int]]] = {}
 
@@ -260,11 +275,17 @@ def _workload(p: ClusterPolicy) -> Callable[[int], float]:
     return lambda i: p.info[i].predicted * p.info[i].alpha_tilde * p.info[i].gpus
 
 
-def make_policy(instance: DdlwmpInstance, name: str, tau: float = 1.0) -> ClusterPolicy:
+def make_policy(
+    instance: DdlwmpInstance, name: str, tau: float = 1.0, predictor: Predictor | None = None
+) -> ClusterPolicy:
+    """The policy ``name``; ``predictor`` (a fitted :class:`~.predict.Predictor`) gives n~_i,
+    else the instance's ``predicted_iterations`` do (``a-srpt-perfect`` uses n_i)."""
     if name in ("a-srpt", "a-srpt-perfect"):
-        return ASRPT(instance, tau, perfect=name == "a-srpt-perfect")
+        return ASRPT(instance, tau, perfect=name == "a-srpt-perfect", predictor=predictor)
+    if name not in POLICIES:
+        raise OptionError("policy", name, f"expected one of {', '.join(POLICIES)}")
     strict = name in ("spjf", "spwf")
-    pol = OrderedPolicy(instance, lambda i: 0.0, strict)
+    pol = OrderedPolicy(instance, lambda i: 0.0, strict, predictor=predictor)
     keys = {
         "spjf": _duration(pol),
         "spwf": _workload(pol),
@@ -287,9 +308,12 @@ POLICIES = (
 )
 
 
-def run_policy(instance: DdlwmpInstance, name: str, tau: float = 1.0) -> tuple[Schedule, dict]:
-    """Simulate ``name`` on the instance; (schedule, statistics)."""
-    policy = make_policy(instance, name, tau)
+def run_policy(
+    instance: DdlwmpInstance, name: str, tau: float = 1.0, predictor: Predictor | None = None
+) -> tuple[Schedule, dict]:
+    """Simulate ``name`` on the instance; (schedule, statistics). ``predictor``: a fitted
+    predictor of n~_i (see :func:`make_policy`)."""
+    policy = make_policy(instance, name, tau, predictor)
     arrivals = [(j.release, i) for i, j in enumerate(instance.jobs)]
     caps = dict.fromkeys(range(instance.cluster.servers), float(instance.cluster.gpus_per_server))
     res = simulate(arrivals, caps, policy)  # type: ignore[arg-type]
