@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -166,3 +167,91 @@ def test_online_policies_take_a_predictor_object() -> None:
         run_policy(inst, "a-srpt", predictor=Perfect())[0]
         == (run_policy(inst, "a-srpt-perfect")[0])
     )
+
+
+# --- traces from the command line ---------------------------------------------------------------
+
+GAVEL_LINES = [
+    "ResNet-18 (batch size 32)\tcd x && python3 main.py\t--num_steps\t1\t4000\t0.0\t1",
+    "ResNet-18 (batch size 32)\tcd x && python3 main.py\t--num_steps\t1\t8000\t30.5\t2",
+    "Transformer (batch size 128)\tcd y && python3 train.py\t-step\t1\t1000\t7.000\t4",
+]
+TPUT = {
+    "v100": {"('ResNet-18 (batch size 32)', 1)": 10.0, "('Transformer (batch size 128)', 4)": 2}
+}
+
+
+def _generate(tmp_path: Path, capsys: pytest.CaptureFixture[str], *params: str) -> tuple[int, str]:
+    from dlsched.cli import main
+
+    out = tmp_path / "out.json"
+    argv = ["generate", "ddlwmp", "--jobs", "1", "--workers", "16", "-o", str(out)]
+    for p in params:
+        argv += ["--param", p]
+    code = main(argv)
+    return code, capsys.readouterr().err
+
+
+def test_cli_turns_a_gavel_trace_into_an_instance(tmp_path: Path, capsys) -> None:
+    from dlsched.instances import load
+
+    trace = tmp_path / "t.trace"
+    trace.write_text("\n".join(GAVEL_LINES) + "\n")
+    (tmp_path / "isolated_throughputs.json").write_text(json.dumps(TPUT))  # found beside it
+    code, err = _generate(tmp_path, capsys, f"trace={trace}", "limit=2")
+    assert code == 0, err
+    inst = load(str(tmp_path / "out.json"))
+    assert inst.num_jobs == 2 and inst.cluster.total_gpus == 16
+    assert [j.release for j in inst.jobs] == [0.0, 7.0]  # the first two arrivals, 1 s slots
+    _iterations_match_duration(inst.jobs[0], 4000 / 10.0)  # steps / V100 throughput
+    _iterations_match_duration(inst.jobs[1], 1000 / 2.0)
+    assert inst.jobs[1].gpus == 4
+
+
+def test_cli_turns_pai_tables_into_an_instance_with_predictions(tmp_path: Path, capsys) -> None:
+    from dlsched.instances import load
+
+    jobs, tasks = tmp_path / "pai_job_table.csv", tmp_path / "pai_task_table.csv"
+    rows = [
+        f"j{k},i{k},u{k % 2},Terminated,{10 * k},{10 * k + 100 + k % 2 * 50}" for k in range(10)
+    ]
+    jobs.write_text("\n".join(rows) + "\n")
+    tasks.write_text("".join(f"j{k},worker,1,Terminated,0,1,600,29,100,V100\n" for k in range(10)))
+    code, err = _generate(tmp_path, capsys, f"trace={jobs}", "predictor=group-mean")
+    assert code == 0, err
+    inst = load(str(tmp_path / "out.json"))
+    assert inst.num_jobs == 2  # the last 20%
+    # every training job of a user ran the same time: the mean predicts the test jobs exactly
+    assert [j.predicted for j in inst.jobs] == [j.iterations for j in inst.jobs]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "params", "shown"),
+    [
+        ("t.trace", GAVEL_LINES[0].replace("4000", "4e3x"), (), ["line 1: total_steps", "4e3x"]),
+        ("t.trace", GAVEL_LINES[0].replace("\t0.0\t", "\t-3\t"), (), ["line 1: arrival", "-3"]),
+        ("t.trace", "only\ttwo\n", (), ["line 1", "expected 7 tab fields"]),
+        ("t.trace", GAVEL_LINES[0], ("limit=0",), ["limit", "0"]),
+        ("t.trace", GAVEL_LINES[0], ("setting=paper",), ["setting", "paper"]),
+        ("t.txt", GAVEL_LINES[0], (), ["format", "t.txt"]),
+        ("t.trace", GAVEL_LINES[0], ("format=philly",), ["format", "philly"]),
+        ("pai_job_table.csv", "a,i,u,T,5,later\n", (), ["line 1: end_time", "later"]),
+        ("pai_job_table.csv", "a,i,u\n", (), ["line 1", "expected 6 fields"]),
+    ],
+)
+def test_cli_bad_trace_is_one_line_exit_2(tmp_path: Path, capsys, name, text, params, shown):
+    (tmp_path / name).write_text(text)
+    (tmp_path / "isolated_throughputs.json").write_text(json.dumps(TPUT))
+    (tmp_path / "pai_task_table.csv").write_text("a,worker,1,T,0,1,600,29,100,V100\n")
+    code, err = _generate(tmp_path, capsys, f"trace={tmp_path / name}", *params)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert all(s in err for s in shown), err
+
+
+def test_cli_missing_trace_or_throughputs(tmp_path: Path, capsys) -> None:
+    code, err = _generate(tmp_path, capsys, f"trace={tmp_path / 'none.trace'}")
+    assert code == 2 and "none.trace" in err and "no such file" in err
+    (tmp_path / "t.trace").write_text(GAVEL_LINES[0])
+    code, err = _generate(tmp_path, capsys, f"trace={tmp_path / 't.trace'}")
+    assert code == 2 and "throughputs" in err

@@ -14,6 +14,14 @@
 
 Other parameters: ``inter_gbps``, ``intra_gbps``, ``gpus_per_server``, ``slot_s``,
 ``groups`` (paper: number of recurring groups, default jobs // 5 + 1).
+
+With ``trace=PATH`` the jobs come from a trace instead (:func:`.traces.from_params`: Gavel's
+``.trace`` files or the Alibaba PAI 2020 tables, ``format``, ``limit``, ``throughputs``,
+``tasks``, ``group_tags``, ``predictor``, ``train_share``) on a cluster of ``workers`` GPUs
+(slot 1 s by default); the trace sets the number of jobs (``limit`` caps it), so ``jobs`` is
+not used, and ``seed`` draws each group's model. From the command line::
+
+    dlsched generate ddlwmp --jobs 1 --workers 64 --param trace=t.trace -o t.json
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from dlsched.errors import OptionError
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
 from dlsched.models.ddlwmp.profiles import PROFILES, stages
+from dlsched.models.ddlwmp.traces import TRACE_PARAMS, from_params
 
 PARAMS = (
     "setting",
@@ -37,6 +46,7 @@ PARAMS = (
     "single_gpu",
     "load",
     "groups",
+    *TRACE_PARAMS,
 )
 
 
@@ -61,6 +71,15 @@ def generate(jobs: int, workers: int, seed: int, **params: Any) -> DdlwmpInstanc
     unknown = sorted(set(params) - set(PARAMS))
     if unknown:
         raise OptionError(unknown[0], params[unknown[0]], f"unknown (known: {', '.join(PARAMS)})")
+    traced = params.get("trace") is not None
+    if traced:
+        clash = sorted(set(params) & {"setting", "single_gpu", "load", "groups"})
+        if clash:
+            raise OptionError(clash[0], params[clash[0]], "not used with trace=")
+    else:
+        stray = sorted(set(params) & (set(TRACE_PARAMS) - {"trace"}))
+        if stray:
+            raise OptionError(stray[0], params[stray[0]], "only with trace=PATH")
     setting = params.get("setting", "small")
     if setting not in ("small", "paper"):
         raise OptionError("setting", setting, "expected 'small' or 'paper'")
@@ -70,7 +89,7 @@ def generate(jobs: int, workers: int, seed: int, **params: Any) -> DdlwmpInstanc
     _integer("workers", workers, g, 10**6)
     if workers % g:
         raise OptionError("workers", workers, f"must be a multiple of gpus_per_server={g}")
-    paper = setting == "paper"
+    paper = setting == "paper" or traced
     cluster = Cluster(
         servers=workers // g,
         gpus_per_server=g,
@@ -78,6 +97,8 @@ def generate(jobs: int, workers: int, seed: int, **params: Any) -> DdlwmpInstanc
         intra_gbps=_number("intra_gbps", params.get("intra_gbps", 2400.0), 1e-6, 1e9),
         slot_s=_number("slot_s", params.get("slot_s", 1.0 if paper else 10.0), 1e-6, 1e9),
     )
+    if traced:
+        return from_params(cluster, seed, params)
     rng = np.random.default_rng(seed)
     if paper:
         return _paper(jobs, cluster, rng, params, seed)

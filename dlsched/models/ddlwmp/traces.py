@@ -28,10 +28,11 @@ import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from dlsched.errors import InstanceError
+from dlsched.errors import InstanceError, OptionError
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
 from dlsched.models.ddlwmp.profiles import PROFILES, stages
@@ -51,11 +52,12 @@ def _config_for(gpus: int, rng: np.random.Generator, total: int) -> tuple[str, t
 
 
 def jobs_from_rows(
-    rows: Iterable[Row], cluster: Cluster, name: str, seed: int = 0
+    rows: Iterable[Row], cluster: Cluster, name: str, seed: int = 0, limit: int | None = None
 ) -> DdlwmpInstance:
-    """ddlwmp jobs from trace rows (releases shifted so that the first is 0)."""
+    """ddlwmp jobs from trace rows, the first ``limit`` by release when given (releases
+    shifted so that the first is 0)."""
     rng = np.random.default_rng(seed)
-    rows = sorted(rows, key=lambda r: r[2])
+    rows = sorted(rows, key=lambda r: r[2])[:limit]
     if not rows:
         raise InstanceError(name, "jobs", [], "the trace holds no usable job")
     t0 = rows[0][2]
@@ -75,24 +77,60 @@ def jobs_from_rows(
     return DdlwmpInstance(name, cluster, tuple(out), f"trace {name}")
 
 
-def read_gavel(trace: Path, throughputs: Path, cluster: Cluster, seed: int = 0) -> DdlwmpInstance:
-    tput = json.loads(Path(throughputs).read_text())["v100"]
+def _read_text(path: Path, option: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise OptionError(option, str(path), e.strerror or str(e)) from None
+    except UnicodeDecodeError:
+        raise InstanceError(str(path), "", None, "not a UTF-8 text file") from None
+
+
+def _number(source: str, where: str, text: str, low: float, integer: bool = False) -> float:
+    """A finite number >= ``low`` (an integer when asked), else a one-line InstanceError."""
+    try:
+        x = int(text) if integer else float(text)
+    except ValueError:
+        kind = "an integer" if integer else "a number"
+        raise InstanceError(source, where, text, f"expected {kind}") from None
+    if not math.isfinite(x) or x < low:
+        raise InstanceError(source, where, text, f"expected a finite number >= {low:g}")
+    return x
+
+
+def _throughputs(path: Path) -> dict[str, float]:
+    try:
+        data = json.loads(_read_text(path, "throughputs"))
+    except ValueError as e:
+        raise InstanceError(str(path), "", None, f"not JSON: {e}") from None
+    tput = data.get("v100") if isinstance(data, dict) else None
+    if not isinstance(tput, dict):
+        raise InstanceError(str(path), "v100", None, "expected an object of V100 throughputs")
+    return tput
+
+
+def read_gavel(
+    trace: Path, throughputs: Path, cluster: Cluster, seed: int = 0, limit: int | None = None
+) -> DdlwmpInstance:
+    """A Gavel ``.trace`` file as ddlwmp jobs (the first ``limit`` by arrival when given)."""
+    tput = _throughputs(throughputs)
+    src = str(trace)
     rows: list[Row] = []
-    for n, line in enumerate(Path(trace).read_text().splitlines()):
+    for n, line in enumerate(_read_text(trace, "trace").splitlines(), 1):
         if not line.strip():
             continue
         f = line.split("\t")
         if len(f) != 7:
-            raise InstanceError(str(trace), f"line {n + 1}", line[:60], "expected 7 tab fields")
-        try:
-            steps, arrival, scale = int(f[4]), float(f[5]), int(f[6])
-        except ValueError as err:
-            raise InstanceError(str(trace), f"line {n + 1}", line[:60], str(err)) from None
+            raise InstanceError(src, f"line {n}", line[:60], f"expected 7 tab fields, not {len(f)}")
+        steps = _number(src, f"line {n}: total_steps", f[4], 1, integer=True)
+        arrival = _number(src, f"line {n}: arrival", f[5], 0)
+        scale = int(_number(src, f"line {n}: scale_factor", f[6], 1, integer=True))
         key = str((f[0], scale)) if str((f[0], scale)) in tput else str((f[0], 1))
-        if key not in tput:
-            raise InstanceError(str(throughputs), "v100", key, "no throughput for this job")
-        rows.append((f"{f[0]}|{scale}", "", arrival, steps / tput[key], scale))
-    return jobs_from_rows(rows, cluster, Path(trace).stem, seed)
+        rate = tput.get(key)
+        if not isinstance(rate, int | float) or not rate > 0:
+            raise InstanceError(str(throughputs), "v100", key, "no positive throughput for it")
+        rows.append((f"{f[0]}|{scale}", "", arrival, steps / rate, scale))
+    return jobs_from_rows(rows, cluster, Path(trace).stem, seed, limit)
 
 
 JOB_COLS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
@@ -103,20 +141,27 @@ TASK_COLS = (
 GROUP_COLS = ("inst_id", "user", "gpu_type_spec", "group", "workload")
 
 
-def _csv(path: Path, cols: tuple[str, ...]) -> list[dict[str, str]]:
-    with open(path, newline="") as fh:
-        rows = list(csv.reader(fh))
-    if rows and tuple(rows[0][: len(cols)]) == cols:
+def _csv(path: Path, cols: tuple[str, ...], option: str) -> list[tuple[int, dict[str, str]]]:
+    """(line number, row) of a PAI table; a header row naming the columns is skipped; a row
+    with fewer fields than ``cols`` is an error."""
+    rows = list(enumerate(csv.reader(_read_text(path, option).splitlines()), 1))
+    if rows and tuple(c.strip() for c in rows[0][1][: len(cols)]) == cols:
         rows = rows[1:]
-    return [dict(zip(cols, r, strict=False)) for r in rows if len(r) >= len(cols)]
+    out = []
+    for n, r in rows:
+        if not any(c.strip() for c in r):
+            continue
+        if len(r) < len(cols):
+            raise InstanceError(
+                str(path), f"line {n}", ",".join(r)[:60], f"expected {len(cols)} fields"
+            )
+        out.append((n, dict(zip(cols, r, strict=False))))
+    return out
 
 
-def _float(v: str) -> float | None:
-    try:
-        x = float(v)
-    except ValueError:
-        return None
-    return x if math.isfinite(x) else None
+def _optional(source: str, where: str, text: str) -> float | None:
+    """An empty PAI cell (a running job's end, a CPU task's GPUs) is None, else a number."""
+    return None if not text.strip() else _number(source, where, text, 0)
 
 
 def read_pai(
@@ -125,26 +170,111 @@ def read_pai(
     cluster: Cluster,
     group_table: Path | None = None,
     seed: int = 0,
+    limit: int | None = None,
 ) -> DdlwmpInstance:
+    """The PAI 2020 job and task tables (and the group tag table when given) as ddlwmp jobs."""
     gpus: dict[str, float] = {}
     names: dict[str, list[str]] = {}
-    for t in _csv(task_table, TASK_COLS):
-        num, plan = _float(t["inst_num"]), _float(t["plan_gpu"])
+    src = str(task_table)
+    for n, t in _csv(task_table, TASK_COLS, "tasks"):
+        num = _optional(src, f"line {n}: inst_num", t["inst_num"])
+        plan = _optional(src, f"line {n}: plan_gpu", t["plan_gpu"])
         if num is not None and plan is not None:
             gpus[t["job_name"]] = gpus.get(t["job_name"], 0.0) + num * plan / 100
             names.setdefault(t["job_name"], []).append(t["task_name"])
     tags = {}
     if group_table is not None:
-        tags = {g["inst_id"]: g["group"] for g in _csv(group_table, GROUP_COLS)}
+        tags = {g["inst_id"]: g["group"] for _, g in _csv(group_table, GROUP_COLS, "group_tags")}
     rows: list[Row] = []
-    for j in _csv(job_table, JOB_COLS):
-        start, end = _float(j["start_time"]), _float(j["end_time"])
+    src = str(job_table)
+    for n, j in _csv(job_table, JOB_COLS, "trace"):
+        start = _optional(src, f"line {n}: start_time", j["start_time"])
+        end = _optional(src, f"line {n}: end_time", j["end_time"])
         g = math.ceil(gpus.get(j["job_name"], 0.0) - 1e-9)
         if start is None or end is None or end <= start or g < 1:
             continue
         group = tags.get(j["inst_id"]) or f"{j['user']}|{'+'.join(sorted(names[j['job_name']]))}"
         rows.append((group, j["user"], start, end - start, min(g, cluster.total_gpus)))
-    return jobs_from_rows(rows, cluster, Path(job_table).stem, seed)
+    return jobs_from_rows(rows, cluster, Path(job_table).stem, seed, limit)
+
+
+#: generator parameters of a trace-driven instance (see :func:`from_params`)
+TRACE_PARAMS = (
+    "trace",
+    "format",
+    "limit",
+    "throughputs",
+    "tasks",
+    "group_tags",
+    "predictor",
+    "train_share",
+)
+
+
+def _path(params: dict[str, Any], key: str) -> Path | None:
+    value = params.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise OptionError(key, value, "expected a file path")
+    path = Path(value)
+    if not path.is_file():
+        raise OptionError(key, value, "no such file")
+    return path
+
+
+def _beside(path: Path, name: str, levels: int) -> Path | None:
+    for d in [path.parent, *path.parent.parents][:levels]:
+        if (d / name).is_file():
+            return d / name
+    return None
+
+
+def _format(trace: Path, params: dict[str, Any]) -> str:
+    fmt = params.get("format")
+    if fmt is None:
+        fmt = {".trace": "gavel", ".csv": "pai"}.get(trace.suffix.lower())
+        if fmt is None:
+            raise OptionError("format", None, f"give format=gavel or pai for {trace.name}")
+    if fmt not in ("gavel", "pai"):
+        raise OptionError("format", fmt, "expected 'gavel' or 'pai'")
+    return str(fmt)
+
+
+def from_params(cluster: Cluster, seed: int, params: dict[str, Any]) -> DdlwmpInstance:
+    """The generator's trace mode: ``trace`` (a Gavel ``.trace`` file or a PAI 2020
+    ``pai_job_table`` CSV), ``format`` (``gavel`` | ``pai``, by default from the suffix),
+    ``limit`` (the first jobs by release; default all), ``throughputs`` (Gavel's
+    ``isolated_throughputs.json``, by default found beside the trace or up to two folders
+    above), ``tasks`` (PAI's task table, by default ``pai_task_table.csv`` beside the job
+    table), ``group_tags`` (PAI's group tag table, optional); ``predictor`` (``group-mean``,
+    ``group-median`` or ``random-forest``) trains on the first ``train_share`` (default 0.8)
+    of the jobs and keeps the rest with ``predicted_iterations`` set."""
+    trace = _path(params, "trace")
+    assert trace is not None
+    limit = params.get("limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise OptionError("limit", limit, "expected a positive integer")
+    if _format(trace, params) == "gavel":
+        tput = _path(params, "throughputs") or _beside(trace, "isolated_throughputs.json", 3)
+        if tput is None:
+            raise OptionError("throughputs", None, "give the path of isolated_throughputs.json")
+        inst = read_gavel(trace, tput, cluster, seed, limit)
+    else:
+        tasks = _path(params, "tasks") or _beside(trace, "pai_task_table.csv", 1)
+        if tasks is None:
+            raise OptionError("tasks", None, "give the path of the PAI task table CSV")
+        inst = read_pai(trace, tasks, cluster, _path(params, "group_tags"), seed, limit)
+    if params.get("predictor") is None:
+        if "train_share" in params:
+            raise OptionError("train_share", params["train_share"], "only with predictor=")
+        return inst
+    from dlsched.models.ddlwmp.predict import PREDICTORS, predict
+
+    name = params["predictor"]
+    if name not in PREDICTORS:
+        raise OptionError("predictor", name, f"expected one of {', '.join(PREDICTORS)}")
+    return predict(inst, name, params.get("train_share", 0.8), seed)[0]
 
 
 def gavel_dir(repo_root: Path) -> Path:
@@ -152,4 +282,11 @@ def gavel_dir(repo_root: Path) -> Path:
     return Path(repo_root).parent / "shared" / "data" / "gavel"
 
 
-__all__ = ["gavel_dir", "jobs_from_rows", "read_gavel", "read_pai"]
+__all__ = [
+    "TRACE_PARAMS",
+    "from_params",
+    "gavel_dir",
+    "jobs_from_rows",
+    "read_gavel",
+    "read_pai",
+]
