@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import OptionError
+from dlsched.models.placement import columns
+from dlsched.models.placement.categories import validate_category
 from dlsched.models.placement.evaluate import Evaluator
 from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.model import (
@@ -32,6 +34,7 @@ from dlsched.models.placement.model import (
     expand_counts,
 )
 from dlsched.models.placement.solution import Placement
+from dlsched.models.placement.structure import structure
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import solve
 from dlsched.solvers.base import SolveOptions, SolveResult, Status
@@ -39,13 +42,16 @@ from dlsched.solvers.certify import ContradictionError, Proof, tolerance
 from dlsched.solvers.deadline import within_time_limit
 from dlsched.solvers.pyomo_backend import PyomoSolver
 
-EXACT_BACKENDS = ("scip", "highs")
-#: ``backend="auto"``: SCIP up to this many workers, outer approximation over HiGHS above
-#: (measured in benchmarks/RESULTS.md: SCIP is faster on small K, its bound lags on K = 100).
+EXACT_BACKENDS = ("scip", "highs", "columns")
+#: ``backend="auto"``: the column route when its columns can be enumerated (few worker types;
+#: benchmarks/RESULTS_placement.md), else SCIP up to this many workers and outer approximation
+#: over HiGHS above (SCIP is faster on small K, its bound lags on K = 100).
 AUTO_SCIP_MAX_WORKERS = 20
 
 
 def auto_backend(instance: PlacementInstance) -> str:
+    if columns.applies(structure(instance)):
+        return "columns"
     return "scip" if instance.num_workers <= AUTO_SCIP_MAX_WORKERS else "highs"
 
 
@@ -78,9 +84,12 @@ def solve_exact(
             "backend",
             backend,
             f"exact P1 is nonlinear; use one of {', '.join(EXACT_BACKENDS)} "
-            "(scip: global MINLP, highs: outer approximation)",
+            "(scip: global MINLP, highs: outer approximation, columns: Lagrangian bound and "
+            "reduced-cost enumeration over worker types)",
         )
     options = options or SolveOptions()
+    if backend == "columns":
+        return _solve_columns(instance, category, options)
     return (
         _solve_scip(instance, category, options)
         if backend == "scip"
@@ -251,6 +260,43 @@ def _solve_oa(
             "category": list(category) if category else None,
             "groups": len(groups.members),
         },
+    )
+
+
+def _category_start(instance: PlacementInstance, category: tuple[int, ...]) -> tuple[int, ...]:
+    """A feasible P2 placement: job i takes the next K_i workers in index order."""
+    return tuple(int(i) for i in np.repeat(np.arange(len(category)), category))
+
+
+def _solve_columns(
+    instance: PlacementInstance, category: tuple[int, ...] | None, options: SolveOptions
+) -> Outcome:
+    t0 = time.perf_counter()
+    st = structure(instance, category)
+    if not columns.applies(st):
+        raise OptionError(
+            "backend",
+            "columns",
+            f"{st.grid_size:.3g} count vectors over {st.num_types} worker types exceed "
+            f"{columns.MAX_GRID:,}: use scip or highs",
+        )
+    if category is not None:
+        validate_category(tuple(category), instance.num_workers, instance.num_jobs)
+    from dlsched.models.placement.heuristics import optimus_lb
+
+    start = optimus_lb(instance) if category is None else _category_start(instance, category)
+    deadline = t0 + (options.time_limit if options.time_limit is not None else float("inf"))
+    got = columns.run(instance, category, options, start, deadline)
+    s = instance.num_jobs
+    bound = got.bound / s if np.isfinite(got.bound) else None
+    return verified_outcome(
+        instance,
+        _method_name(category),
+        Placement(got.assignment) if got.assignment is not None else None,
+        wall_time=time.perf_counter() - t0,
+        proof=_proof(instance, "columns", bound, hit_limit=got.hit_limit),
+        claimed=got.value / s,
+        details={**got.details, "category": list(category) if category else None},
     )
 
 
