@@ -43,7 +43,7 @@ def check_schedule(instance: HareInstance, schedule: TaskSchedule) -> HareEvalua
     tol = REL_TOL * max(1.0, instance.horizon())
     seen: dict[tuple[int, int, int], tuple[int, float]] = {}
     for e in schedule.entries:
-        t = e.task
+        t = (e.job, e.round, e.index)
         if not (0 <= e.job < len(jobs)):
             raise InfeasibleSolutionError(f"task {t}: job index {e.job} does not exist")
         job = jobs[e.job]
@@ -61,21 +61,20 @@ def check_schedule(instance: HareInstance, schedule: TaskSchedule) -> HareEvalua
         if not math.isfinite(e.start):
             raise InfeasibleSolutionError(f"task {t} has start {e.start!r}")
         seen[t] = (e.gpu, e.start)
-    missing = [t for t in instance.tasks if t not in seen]
-    if missing:
+    # every key of seen is a distinct existing task: none is missing iff there are as many
+    if len(seen) != instance.num_tasks:
+        missing = [t for t in instance.tasks if t not in seen]
         n, r, k = missing[0]
         raise InfeasibleSolutionError(
             f"task {jobs[n].name}/r{r}/t{k} is not scheduled ({len(missing)} missing) (5)"
         )
 
-    def finish(t: tuple[int, int, int]) -> float:
-        g, s = seen[t]
-        return s + jobs[t[0]].train_time[g] + jobs[t[0]].sync_time[g]
-
     completion = []
     for n, job in enumerate(jobs):
         prev_end = job.arrival
+        tc, ts = job.train_time, job.sync_time
         for r in range(job.rounds):
+            end = -math.inf
             for k in range(job.tasks_per_round):
                 g, s = seen[(n, r, k)]
                 if r == 0 and s < job.arrival - tol:
@@ -88,7 +87,8 @@ def check_schedule(instance: HareInstance, schedule: TaskSchedule) -> HareEvalua
                         f"task {job.name}/r{r}/t{k} starts at {s} before round {r - 1} "
                         f"finishes (training + sync) at {prev_end} (7)"
                     )
-            prev_end = max(finish((n, r, k)) for k in range(job.tasks_per_round))
+                end = max(end, s + tc[g] + ts[g])  # training then synchronization
+            prev_end = end
         completion.append(prev_end)  # (6): the last round finishes last by (7)
 
     on_gpu: list[list[tuple[float, tuple[int, int, int]]]] = [[] for _ in range(m_count)]
