@@ -274,6 +274,23 @@ def test_nas_groups_reach_hlas_p_as_a_method_parameter():
     assert nas.evaluation.completion[2] < plain.evaluation.completion[2]
 
 
+@settings(max_examples=15)
+@given(instances(max_jobs=5))
+def test_history_without_similar_jobs_or_peers_is_the_conservative_fit(inst):
+    """Distinct name stems, one user each, NAS groups of one: nothing to adjust by."""
+    names = [f"{chr(97 + n)}x{n}" for n in range(inst.num_jobs)]  # stems ax, bx, ...
+    inst = replace(
+        inst, jobs=tuple(replace(j, name=m) for j, m in zip(inst.jobs, names, strict=True))
+    )
+    alone = {
+        "users": {m: m for m in names},
+        "nas_groups": {m: [m] for m in names},
+        "nas_factor": 0,
+    }
+    conservative = _items(_run(inst, "hlas-p", predictor="conservative"))
+    assert _items(_run(inst, "hlas-p", predictor="history", **alone)) == conservative
+
+
 def test_a_predictor_object_plugs_into_hlas_p():
     fig12 = load(FIG12)
     by_name = _run(fig12, "hlas-p", predictor="oracle")
