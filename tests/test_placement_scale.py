@@ -24,7 +24,7 @@ from dlsched.models.placement.columns import (
 )
 from dlsched.models.placement.exact import auto_backend, solve_exact
 from dlsched.models.placement.generator import generate
-from dlsched.models.placement.instance import PlacementInstance
+from dlsched.models.placement.instance import PlacementInstance, PlacementJob, Worker
 from dlsched.models.placement.solution import Placement
 from dlsched.models.placement.structure import structure
 from dlsched.solvers import SolveOptions, Status
@@ -95,6 +95,25 @@ def test_columns_cost_what_the_checker_says(inst, data) -> None:
     )
     bound, _ = pricing.lagrangian(pi, pricing.price(pi))
     assert bound <= ev.avg_jct * s * (1 + 1e-12)
+
+
+def test_two_identical_local_jobs_share_a_node() -> None:
+    """Two nodes of four equal GPUs; two identical jobs with a 500 MB model (a ring over the
+    10 Gbit/s link costs them more than it saves) and one long job with a small model. The
+    optimum keeps every ring inside a node: the long job alone on one node, the twins two
+    GPUs each on the other (the slot room rows must allow both on one node)."""
+    workers = tuple(Worker(f"w{k}", "V100", f"n{k // 4}") for k in range(8))
+    jobs = (
+        PlacementJob("long", 1e5, 100, 50.0),
+        PlacementJob("twin-a", 2e4, 100, 500.0),
+        PlacementJob("twin-b", 2e4, 100, 500.0),
+    )
+    inst = PlacementInstance("two-local", jobs, workers, ((100.0,) * 8,) * 3)
+    out = solve_exact(inst, backend="columns")
+    assert out.status == Status.OPTIMAL
+    assert out.objective == pytest.approx(exhaustive_optimum(inst), rel=1e-12)
+    assert out.evaluation.workers == (4, 2, 2)
+    assert out.evaluation.bottleneck_gbps == (300.0, 300.0, 300.0)
 
 
 def test_column_route_matches_outer_approximation_on_bundled_instances() -> None:

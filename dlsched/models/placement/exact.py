@@ -1,6 +1,12 @@
 """Exact P1 / P2: the certified global optimum of eq. (8)/(14) (seed 000).
 
-Two independent routes that must agree:
+Three independent routes that must agree:
+
+- ``columns``: P1 over worker *types* (:mod:`dlsched.models.placement.structure`): a Lagrangian
+  bound from prices on the types, then one integer master over every column whose reduced
+  cost fits in the gap (:mod:`dlsched.models.placement.columns`). It needs the count vectors
+  of one job to be enumerable (few worker types, as in the paper's clusters); ``auto`` takes it
+  whenever they are.
 
 - ``scip``: the MINLP of :func:`build_p1` with the convex epigraph t_i V_i >= T_i |Pi_i|,
   solved to global optimality by SCIP.
