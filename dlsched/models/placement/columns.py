@@ -290,6 +290,23 @@ def columns_of(st: Structure, assignment: tuple[int, ...]) -> Columns:
     return out
 
 
+def _slot_of_nodes(st: Structure, assignment: tuple[int, ...], local: np.ndarray) -> dict[int, int]:
+    """Node -> slot for the nodes hosting local jobs: per class, by decreasing local load (the
+    order the slot rows ask for)."""
+    a = np.asarray(assignment)
+    load: dict[int, int] = {}
+    for i in np.flatnonzero(local):
+        ks = np.flatnonzero(a == i)
+        load[int(st.node_of[ks[0]])] = load.get(int(st.node_of[ks[0]]), 0) + ks.size
+    slots = _slots(st)
+    out = {}
+    for c, nodes in enumerate(st.class_nodes):
+        hosting = sorted((h for h in nodes if h in load), key=lambda h: -load[h])
+        for p, h in enumerate(hosting):
+            out[h] = slots.index((c, p))
+    return out
+
+
 def master_start(
     st: Structure, cols: Columns, master: Master, assignment: tuple[int, ...]
 ) -> np.ndarray | None:
@@ -299,26 +316,18 @@ def master_start(
         (int(cols.job_class[n]), int(cols.node_class[n]), *map(int, cols.x[n])): n
         for n in range(len(cols))
     }
-    slots = _slots(st)
-    a = np.asarray(assignment)
-    used_slot: dict[int, int] = {}  # node -> slot
-    values = np.zeros(master.column.size)
+    slot_of = _slot_of_nodes(st, assignment, mine.node_class >= 0)
     var_of = {(int(master.column[v]), int(master.slot[v])): v for v in range(master.column.size)}
+    a = np.asarray(assignment)
+    values = np.zeros(master.column.size)
     for i in range(len(mine)):
         n = key.get((int(mine.job_class[i]), int(mine.node_class[i]), *map(int, mine.x[i])))
-        if n is None:
-            return None
-        s_idx = -1
-        if mine.node_class[i] >= 0:
-            node = int(st.node_of[np.flatnonzero(a == i)[0]])
-            if node not in used_slot:
-                c = int(mine.node_class[i])
-                taken = sum(1 for s in used_slot.values() if slots[s][0] == c)
-                used_slot[node] = next(
-                    s for s, (sc, p) in enumerate(slots) if sc == c and p == taken
-                )
-            s_idx = used_slot[node]
-        v = var_of.get((n, s_idx))
+        local = mine.node_class[i] >= 0
+        v = (
+            None
+            if n is None
+            else var_of.get((n, slot_of[int(st.node_of[a == i][0])] if local else -1))
+        )
         if v is None:
             return None
         values[v] += 1
