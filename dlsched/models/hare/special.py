@@ -33,20 +33,23 @@ per-GPU Smith order), which is also what the route returns if the solver finds n
 from __future__ import annotations
 
 import math
-import random
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.cpsat import run_cpsat
 
+from .colgen import column_generation, master_assignment
 from .common import RouteResult
+from .localsearch import SumWC, iterated_local_search, sum_wc_data
+from .localsearch import load_horizon as time_indexed_horizon
 from .scaling import objective_unit, scale_data
 
 #: Largest number of time-indexed columns built before falling back to the pairs model.
@@ -61,134 +64,20 @@ def is_single_task_case(instance: HareInstance) -> bool:
     )
 
 
-# --- assignments, Smith order, local search ------------------------------------------------
+# --- schedules of assignments ----------------------------------------------------------------
 
 
-def smith_order(instance: HareInstance, jobs: list[int], m: int) -> list[int]:
-    """Jobs of one GPU in Smith order: w / T^c non-increasing (ties by index)."""
-    tc = instance.tc
-    return sorted(jobs, key=lambda j: (-instance.jobs[j].weight / tc[j, m], j))
-
-
-def _gpu_cost(w: np.ndarray, p: np.ndarray, s: np.ndarray, jobs: list[int]) -> float:
-    """sum w_j (S_j + p_j + s_j) of ``jobs`` on one GPU in Smith order (arrival excluded)."""
-    if not jobs:
-        return 0.0
-    idx = np.array(jobs)
-    order = idx[np.lexsort((idx, -w[idx] / p[idx]))]
-    c = np.cumsum(p[order]) + s[order]
-    return float(np.dot(w[order], c))
-
-
-def assignment_cost(instance: HareInstance, assign: list[int]) -> float:
-    """Objective of the Smith-ordered schedule of an assignment job -> GPU."""
-    w = np.array([j.weight for j in instance.jobs])
-    a = instance.jobs[0].arrival
-    total = a * float(w.sum())
-    for m in range(instance.num_gpus):
-        jobs = [j for j, g in enumerate(assign) if g == m]
-        total += _gpu_cost(w, instance.tc[:, m], instance.ts[:, m], jobs)
-    return total
-
-
-def assignment_schedule(instance: HareInstance, assign: list[int]) -> TaskSchedule:
-    """Smith order on every GPU, no idle time, starting at the common arrival."""
+def assignment_schedule(instance: HareInstance, data: SumWC, assign: Any) -> TaskSchedule:
+    """Smith order on every GPU (:meth:`SumWC.smith_order`), no idle time, from the common
+    arrival."""
     a = instance.jobs[0].arrival
     items = []
     for m in range(instance.num_gpus):
         t = a
-        for j in smith_order(instance, [j for j, g in enumerate(assign) if g == m], m):
+        for j in data.smith_order(m, np.flatnonzero(np.asarray(assign) == m)).tolist():
             items.append(((j, 0, 0), m, t))
             t += float(instance.tc[j, m])
     return TaskSchedule.from_items(items)
-
-
-def local_search(
-    instance: HareInstance,
-    assign: list[int],
-    budget: float,
-    seed: int = 0,
-    max_stale: int = 200,
-) -> tuple[list[int], float, int]:
-    """Iterated local search on assignments: relocate / swap moves to a local optimum, then a
-    random perturbation (a few relocations), within ``budget`` seconds or until ``max_stale``
-    perturbations in a row bring no improvement. Returns
-    (best assignment, its cost without the arrival term, number of local optima visited)."""
-    n, M = instance.num_jobs, instance.num_gpus
-    w = np.array([j.weight for j in instance.jobs], dtype=float)
-    P, S = instance.tc, instance.ts
-    rng = random.Random(seed)
-    t_end = time.perf_counter() + budget
-
-    def costs(asg: list[int]) -> tuple[list[list[int]], list[float]]:
-        per = [[j for j in range(n) if asg[j] == m] for m in range(M)]
-        return per, [_gpu_cost(w, P[:, m], S[:, m], per[m]) for m in range(M)]
-
-    def descend(asg: list[int]) -> tuple[list[int], float]:
-        per, cm = costs(asg)
-        improved = True
-        while improved and time.perf_counter() < t_end:
-            improved = False
-            for j in range(n):
-                g = asg[j]
-                without = [k for k in per[g] if k != j]
-                c_without = _gpu_cost(w, P[:, g], S[:, g], without)
-                for h in range(M):
-                    if h == g:
-                        continue
-                    c_with = _gpu_cost(w, P[:, h], S[:, h], [*per[h], j])
-                    if c_without + c_with < cm[g] + cm[h] - 1e-9:
-                        per[g], per[h] = without, [*per[h], j]
-                        cm[g], cm[h] = c_without, c_with
-                        asg[j] = h
-                        improved = True
-                        break
-                    for k in per[h]:  # swap j <-> k
-                        a_g = [*without, k]
-                        a_h = [x for x in per[h] if x != k] + [j]
-                        cg = _gpu_cost(w, P[:, g], S[:, g], a_g)
-                        ch = _gpu_cost(w, P[:, h], S[:, h], a_h)
-                        if cg + ch < cm[g] + cm[h] - 1e-9:
-                            per[g], per[h], cm[g], cm[h] = a_g, a_h, cg, ch
-                            asg[j], asg[k] = h, g
-                            improved = True
-                            break
-                    if improved:
-                        break
-        return asg, float(sum(cm))
-
-    best, best_c = descend(list(assign))
-    cur, cur_c = list(best), best_c
-    visits, stale = 1, 0
-    while time.perf_counter() < t_end and M > 1 and stale < max_stale:
-        nxt = list(cur)
-        for _ in range(rng.randint(2, max(2, min(6, n // 4 + 1)))):
-            j = rng.randrange(n)
-            nxt[j] = rng.choice([m for m in range(M) if m != nxt[j]])
-        nxt, c = descend(nxt)
-        visits += 1
-        if c < cur_c - 1e-9 or rng.random() < 0.05:
-            cur, cur_c = nxt, c
-        stale += 1
-        if c < best_c - 1e-9:
-            best, best_c, stale = list(nxt), c, 0
-        elif cur_c > best_c * 1.05:
-            cur, cur_c = list(best), best_c
-    return best, best_c, visits
-
-
-def greedy_assignment(instance: HareInstance) -> list[int]:
-    """Jobs in non-increasing w / min T^c, each to the GPU minimising its own completion."""
-    n, M = instance.num_jobs, instance.num_gpus
-    P, S = instance.tc, instance.ts
-    order = sorted(range(n), key=lambda j: (-instance.jobs[j].weight / P[j].min(), j))
-    load = [0.0] * M
-    assign = [0] * n
-    for j in order:
-        g = min(range(M), key=lambda m: (load[m] + P[j, m] + S[j, m], m))
-        assign[j] = g
-        load[g] += P[j, g]
-    return assign
 
 
 # --- exact models ---------------------------------------------------------------------------
@@ -202,24 +91,8 @@ class SpecialResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def time_indexed_horizon(p: np.ndarray, s: np.ndarray) -> int:
-    """Upper bound (integer units, from the arrival) on every GPU's training load in every
-    optimal schedule (see the module docstring)."""
-    n, M = p.shape
-    if M == 1:
-        return int(p[:, 0].sum())
-    delta = 0
-    for j in range(n):
-        for m in range(M):
-            for h in range(M):
-                if h != m:
-                    delta = max(delta, int(p[j, h] + s[j, h] - s[j, m]))
-    lmin = int(p.max(axis=1).sum()) // M
-    return min(lmin + max(delta, 0), int(p.max(axis=1).sum()))
-
-
 def solve_time_indexed(
-    instance: HareInstance, options: SolveOptions, start: list[int] | None, t_end: float
+    instance: HareInstance, options: SolveOptions, start: np.ndarray | None, t_end: float
 ) -> SpecialResult:
     """Time-indexed MILP (HiGHS); exact when the scaled data are integral.
 
@@ -272,7 +145,7 @@ def solve_time_indexed(
     if start is not None:  # the incumbent as a MIP start (Smith order, no idle time)
         keys = []
         for m in range(M):
-            order = smith_order(instance, [j for j, g in enumerate(start) if g == m], m)
+            order = sum_wc_data(instance).smith_order(m, np.flatnonzero(start == m)).tolist()
             begin = np.cumsum([0] + [int(p[j, m]) for j in order])
             keys += [(j, m, int(t)) for j, t in zip(order, begin, strict=False)]
         if all(t < count[j * M + m] for j, m, t in keys):
@@ -308,7 +181,7 @@ def solve_time_indexed(
 
 
 def solve_pairs_cpsat(
-    instance: HareInstance, options: SolveOptions, start: list[int] | None, t_end: float
+    instance: HareInstance, options: SolveOptions, start: np.ndarray | None, t_end: float
 ) -> SpecialResult:
     """Assignment booleans y and products z = y_j AND y_k per GPU, Smith order fixed (CP-SAT)."""
     from ortools.sat.python import cp_model
@@ -324,7 +197,7 @@ def solve_pairs_cpsat(
         for m in range(M):
             terms.append(d.weight[j] * (a + d.tc[j][m] + d.ts[j][m]) * y[(j, m)])
     for m in range(M):
-        order = smith_order(instance, list(range(n)), m)
+        order = sum_wc_data(instance).smith_order(m, np.arange(n)).tolist()
         for pos, j in enumerate(order):
             for k in order[:pos]:  # k before j on m: w_j p_k if both are on m
                 z = cp.new_bool_var(f"z{j},{k},{m}")
@@ -358,58 +231,162 @@ def solve_pairs_cpsat(
     return SpecialResult(assign, run.objective / unit, proof, info)
 
 
+#: Share of the time limit for the first local search (at most LS_SECONDS), for column
+#: generation, and for the restricted master with integer columns.
+LS_SHARE, LS_SECONDS, CG_SHARE, MASTER_SHARE = 0.05, 5.0, 0.6, 0.15
+
+
+@dataclass
+class _Best:
+    """The best assignment so far, its scaled cost, and which stage found it."""
+
+    assign: np.ndarray
+    cost: float
+    stage: str
+
+    def offer(self, data: SumWC, assign: np.ndarray | None, stage: str) -> None:
+        if assign is not None and (c := data.cost(assign)) < self.cost:
+            self.assign, self.cost, self.stage = np.asarray(assign), c, stage
+
+
 def solve_single_task(
     instance: HareInstance, options: SolveOptions, model: str = "auto"
 ) -> RouteResult:
-    """Local search, then an exact model; returns the best schedule, its objective and what
-    the model proved.
+    """Stages, each keeping the best assignment so far (returned as the Smith-ordered schedule
+    of every GPU, with the checker's objective):
 
-    The schedule is the Smith-ordered schedule of the best assignment found (never worse than
-    the solver's own schedule). ``model``: ``auto`` | ``time-indexed`` | ``pairs``.
+    1. iterated local search (:mod:`localsearch`), at most LS_SHARE of the limit;
+    2. column generation (:mod:`colgen`, exact data only): a Lagrangian bound at every
+       iteration, stopping when it meets the incumbent (proof) or converges; then the
+       restricted master with integer columns as a schedule, polished by the local search;
+    3. if not proven: an exact model in the time left (``auto``: the time-indexed MILP when it
+       has at most MAX_TIME_INDEXED_COLUMNS columns, else more local search), its bound and
+       schedule merged with the stages' (the larger bound; both are valid).
+
+    ``model``: ``auto`` | ``time-indexed`` | ``pairs`` (stage 3 forced, stage 2 skipped) |
+    ``colgen`` (stages 1-2 only).
     """
     if not is_single_task_case(instance):
         raise ValueError("not the single-task, common-arrival special case")
-    t0 = time.perf_counter()
-    limit = options.time_limit
-    t_end = t0 + (limit if limit is not None else 1e9)
-    ls_budget = min(2.0, 0.1 * limit) if limit is not None else 2.0
-    base = greedy_assignment(instance)
-    inc, _, visits = local_search(instance, base, ls_budget, options.seed)
-    inc_cost = assignment_cost(instance, inc)
-    t_ls = time.perf_counter() - t0
-    if model == "auto":
-        d = scale_data(instance)
-        T = time_indexed_horizon(np.array(d.tc), np.array(d.ts))
-        ncols = sum(max(0, T - p + 1) for row in d.tc for p in row)
-        model = "time-indexed" if d.exact and ncols <= MAX_TIME_INDEXED_COLUMNS else "pairs"
-    if model == "time-indexed":
-        res = solve_time_indexed(instance, options, inc, t_end)
-    elif model == "pairs":
-        res = solve_pairs_cpsat(instance, options, inc, t_end)
-    else:
+    if model not in ("auto", "time-indexed", "pairs", "colgen"):
         raise ValueError(f"unknown special model {model!r}")
-    assign, obj = inc, inc_cost
-    if res.assign is not None:
-        c = assignment_cost(instance, res.assign)
-        if c < obj:
-            assign, obj = res.assign, c
-    hit = limit is not None and time.perf_counter() - t0 >= 0.95 * limit
-    proof = replace(res.proof, hit_limit=res.proof.hit_limit or hit)
-    info = {
+    t0 = time.perf_counter()
+    limit = options.time_limit if options.time_limit is not None else 1e9
+    t_end = t0 + limit
+    data = sum_wc_data(instance)
+    unit_of = objective_unit(*_scales(instance))
+    ls, ls_cost, visits = iterated_local_search(
+        data, None, min(LS_SECONDS, LS_SHARE * limit), options.seed
+    )
+    best = _Best(ls, ls_cost, "local search")
+    info: dict[str, Any] = {
         "route": "special",
-        "local_search_time": t_ls,
-        "local_search_objective": inc_cost,
+        "local_search_time": time.perf_counter() - t0,
+        "local_search_objective": ls_cost / data.unit,
         "local_search_optima": visits,
-        **res.info,
+        "time_scale": scale_data(instance).time_scale,
+        "scale_exact": data.exact,
     }
-    return RouteResult(assignment_schedule(instance, assign), obj, proof, info)
+    bound = None  # scaled
+    if model in ("auto", "colgen") and data.exact:
+        bound = _colgen_stage(data, best, t0, limit, options, info)
+    proven = bound is not None and bound >= best.cost
+    res = None
+    if not proven and model != "colgen":
+        stage3 = model if model != "auto" else _auto_model(instance)
+        if stage3 == "time-indexed":
+            res = solve_time_indexed(instance, options, best.assign, t_end)
+        elif stage3 == "pairs":
+            res = solve_pairs_cpsat(instance, options, best.assign, t_end)
+        else:  # too large for an exact model: the rest of the time to the local search
+            rest = max(0.0, t_end - time.perf_counter() - 0.02 * limit)
+            best.offer(
+                data,
+                iterated_local_search(data, best.assign, rest, options.seed + 1)[0],
+                "local search (second run)",
+            )
+        if res is not None:
+            best.offer(data, None if res.assign is None else np.array(res.assign), stage3)
+            info.update(res.info)
+    schedule = assignment_schedule(instance, data, best.assign)
+    objective = check_schedule(instance, schedule).objective
+    hit = time.perf_counter() - t0 >= 0.95 * limit
+    bounds = [
+        b
+        for b in (
+            None if bound is None else bound / data.unit,
+            None if res is None else res.proof.bound,
+        )
+        if b is not None
+    ]
+    proof = Proof(
+        bound=max(bounds) if bounds else None,
+        claimed_optimal=res is not None and res.proof.claimed_optimal,
+        infeasible=res is not None and res.proof.infeasible,
+        hit_limit=(res is not None and res.proof.hit_limit) or hit,
+        unit=unit_of,
+    )
+    info["incumbent_from"] = best.stage
+    return RouteResult(schedule, objective, proof, info)
+
+
+def _scales(instance: HareInstance) -> tuple[int, int, bool]:
+    d = scale_data(instance)
+    return d.time_scale, d.weight_scale, d.exact
+
+
+def _auto_model(instance: HareInstance) -> str:
+    """The time-indexed MILP when it is small enough, else none (local search)."""
+    d = scale_data(instance)
+    T = time_indexed_horizon(np.array(d.tc), np.array(d.ts))
+    ncols = sum(max(0, T - p + 1) for row in d.tc for p in row)
+    return "time-indexed" if d.exact and ncols <= MAX_TIME_INDEXED_COLUMNS else "none"
+
+
+def _colgen_stage(
+    data: SumWC, best: _Best, t0: float, limit: float, options: SolveOptions, info: dict
+) -> int | None:
+    """Column generation (bound, scaled) then the integer restricted master and a short local
+    search from it (schedules offered to ``best``); details into ``info``."""
+    t_cg = t0 + (LS_SHARE + CG_SHARE) * limit
+    cg = column_generation(
+        data,
+        best.assign,
+        t_cg,
+        upper=best.cost,
+        threads=options.threads,
+        lp_extra={"presolve": "off"},
+    )
+    info.update(
+        {
+            "colgen_bound": None if cg.bound is None else cg.bound / data.unit,
+            "colgen_lp_value": None if cg.lp_value is None else cg.lp_value / data.unit,
+            "colgen_iterations": cg.iterations,
+            "colgen_converged": cg.converged,
+            "colgen_columns": len(cg.columns),
+            "colgen_seconds": cg.seconds,
+        }
+    )
+    if cg.bound is not None and cg.bound >= best.cost:
+        return cg.bound
+    t1 = time.perf_counter()
+    t_master = t1 + MASTER_SHARE * limit
+    found = master_assignment(data, cg.columns, best.assign, t_master, options.threads)
+    best.offer(data, found, "restricted master (integer columns)")
+    if found is not None:
+        polish = min(LS_SECONDS, LS_SHARE * limit)
+        best.offer(
+            data,
+            iterated_local_search(data, best.assign, polish, options.seed + 2)[0],
+            "local search from the restricted master",
+        )
+    info["master_seconds"] = time.perf_counter() - t1
+    return cg.bound
 
 
 __all__ = [
     "MAX_TIME_INDEXED_COLUMNS",
-    "assignment_cost",
     "assignment_schedule",
     "is_single_task_case",
-    "local_search",
     "solve_single_task",
 ]
