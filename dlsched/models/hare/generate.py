@@ -31,7 +31,9 @@ MAX_COUNT = 10**6
 #: Largest arrival span (time units; 1e9 seconds is three decades).
 MAX_SPAN = 1e9
 MAX_DECIMALS = 6
-PARAMS = ("rounds", "tasks", "arrival_span", "decimals")
+PARAMS = ("rounds", "tasks", "arrival_span", "decimals", "shape")
+#: ``shape`` values: the paper's jobs, or R || sum w_j C_j as in the literature's benchmark sets.
+SHAPES = ("hare", "unrelated")
 
 
 def _integer(name: str, value: Any, low: int, high: int) -> int:
@@ -91,15 +93,21 @@ def generate(
     tasks: tuple[int, int] = (1, 3),
     arrival_span: float = 10.0,
     decimals: int = 1,
+    shape: str = "hare",
     **unknown: Any,
 ) -> HareInstance:
     """Random instance: ``workers`` GPUs of the paper's four types, ``jobs`` jobs with random
     rounds, tasks per round, base times in [1, 5], sync in [0.1, 1]; times rounded to
-    ``decimals`` (so CP-SAT's scaling stays small). Limits: see the module docstring."""
+    ``decimals`` (so CP-SAT's scaling stays small). Limits: see the module docstring.
+    ``shape="unrelated"``: :func:`generate_unrelated` (the other parameters do not apply)."""
     if unknown:
         name = sorted(unknown)[0]
         raise OptionError(name, unknown[name], f"unknown parameter (known: {', '.join(PARAMS)})")
+    if shape not in SHAPES:
+        raise OptionError("shape", shape, f"expected one of {', '.join(SHAPES)}")
     check_size(jobs, workers, seed)
+    if shape == "unrelated":
+        return generate_unrelated(jobs, workers, seed)
     params = {
         "rounds": _pair("rounds", rounds),
         "tasks": _pair("tasks", tasks),
@@ -112,3 +120,19 @@ def generate(
     out = [_job(n, rng, gpu_types, **params) for n in range(jobs)]
     gpus = tuple(f"{t}-{k}" for k, t in enumerate(gpu_types))
     return HareInstance(name=f"random-{jobs}x{workers}-s{seed}", gpus=gpus, jobs=tuple(out))
+
+
+def generate_unrelated(jobs: int, workers: int, seed: int = 0) -> HareInstance:
+    """R || sum w_j C_j as in the published benchmark sets: one task per job, all released at
+    0, no sync, training time of each (job, GPU) an integer drawn uniformly in [1, 30] and
+    weight an integer in [1, 100], independently (unrelated GPUs)."""
+    check_size(jobs, workers, seed)
+    rng = np.random.default_rng(seed)
+    p = rng.integers(1, 31, size=(jobs, workers))
+    w = rng.integers(1, 101, size=jobs)
+    out = tuple(
+        HareJob(f"j{n}", 0.0, float(w[n]), 1, 1, tuple(map(float, p[n])), (0.0,) * workers)
+        for n in range(jobs)
+    )
+    gpus = tuple(f"g{k}" for k in range(workers))
+    return HareInstance(name=f"unrelated-{workers}x{jobs}-s{seed}", gpus=gpus, jobs=out)

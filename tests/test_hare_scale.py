@@ -1,0 +1,194 @@
+"""R || sum w_j C_j at scale (issue 12): the local search, the pricing DP, the Lagrangian bound
+of the column generation and the special route, against brute force and full enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dlsched.models import MethodOptions, run_method
+from dlsched.models.hare.colgen import column_generation, dyadic, lagrangian_bound, price
+from dlsched.models.hare.generate import generate_unrelated
+from dlsched.models.hare.localsearch import (
+    descend,
+    greedy,
+    iterated_local_search,
+    load_horizon,
+    sum_wc_data,
+)
+from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers.highs import MatrixModel, solve_matrix
+
+SETTINGS = settings(
+    max_examples=12, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def machine_cost(inst, m: int, order: tuple[int, ...]) -> float:
+    """sum w_j C_j of ``order`` run back to back on GPU m from the arrival (no Smith rule)."""
+    t, total = inst.jobs[0].arrival, 0.0
+    for j in order:
+        t += inst.tc[j, m]
+        total += inst.jobs[j].weight * (t + inst.ts[j, m])
+    return total
+
+
+def best_sequence(inst, m: int, jobs: tuple[int, ...]) -> float:
+    return min((machine_cost(inst, m, o) for o in itertools.permutations(jobs)), default=0.0)
+
+
+def brute_force(inst) -> tuple[float, list[tuple[int, ...]]]:
+    """Optimum over every assignment and every order per GPU; the loads of every optimum."""
+    n, M = inst.num_jobs, inst.num_gpus
+    best, loads = math.inf, []
+    for assign in itertools.product(range(M), repeat=n):
+        per = [tuple(j for j in range(n) if assign[j] == m) for m in range(M)]
+        c = sum(best_sequence(inst, m, per[m]) for m in range(M))
+        load = tuple(int(sum(inst.tc[j, m] for j in per[m])) for m in range(M))
+        if c < best - 1e-9:
+            best, loads = c, [load]
+        elif c <= best + 1e-9:
+            loads.append(load)
+    return best, loads
+
+
+@st.composite
+def tiny(draw, max_jobs: int = 5, max_gpus: int = 3):
+    jobs = draw(st.integers(1, max_jobs))
+    gpus = draw(st.integers(1, max_gpus))
+    return generate_unrelated(jobs, gpus, draw(st.integers(0, 10**6)))
+
+
+@SETTINGS
+@given(tiny(), st.integers(0, 2**31))
+def test_lagrangian_bound_holds_for_any_multipliers(inst, seed):
+    """The bound is valid for ANY pi (zero, random positive, random of both signs): never
+    above the brute-force optimum."""
+    data = sum_wc_data(inst)
+    opt, _ = brute_force(inst)
+    rng = np.random.default_rng(seed)
+    for pi in (np.zeros(data.n), rng.uniform(0, 3000, data.n), rng.normal(0, 500, data.n)):
+        value, _ = lagrangian_bound(data, dyadic(pi, data), horizon=load_horizon(data.p, data.s))
+        assert value <= opt + 1e-9
+
+
+@SETTINGS
+@given(tiny(max_jobs=6), st.integers(0, 2**31))
+def test_pricing_is_the_minimum_over_all_job_sets(inst, seed):
+    data = sum_wc_data(inst)
+    pi = dyadic(np.random.default_rng(seed).uniform(0, 2000, data.n), data)
+    for m in range(data.m):
+        value, sets = price(data, m, pi, keep=4)
+        brute = min(
+            best_sequence(inst, m, s) - float(pi[list(s)].sum())
+            for r in range(data.n + 1)
+            for s in itertools.combinations(range(data.n), r)
+        )
+        assert value == pytest.approx(min(0.0, brute), abs=1e-6)
+        for s in sets:  # every returned set has the negative value it was priced at
+            assert best_sequence(inst, m, tuple(s)) - float(pi[s].sum()) < 0
+
+
+@SETTINGS
+@given(tiny(max_jobs=5))
+def test_load_horizon_bounds_every_optimal_load(inst):
+    data = sum_wc_data(inst)
+    _, loads = brute_force(inst)
+    assert max(max(load) for load in loads) <= load_horizon(data.p, data.s)
+
+
+def full_lp(inst) -> float:
+    """The set-partitioning LP over EVERY (GPU, non-empty job set) column, solved by HiGHS."""
+    n, M = inst.num_jobs, inst.num_gpus
+    cols = [
+        (m, s)
+        for m in range(M)
+        for r in range(1, n + 1)
+        for s in itertools.combinations(range(n), r)
+    ]
+    rows, cidx = [], []
+    for k, (m, s) in enumerate(cols):
+        rows += [*s, n + m]
+        cidx += [k] * (len(s) + 1)
+    model = MatrixModel(
+        cost=np.array([best_sequence(inst, m, s) for m, s in cols]),
+        matrix=sp.csc_matrix((np.ones(len(rows)), (rows, cidx)), shape=(n + M, len(cols))),
+        row_lower=np.concatenate((np.ones(n), np.full(M, -np.inf))),
+        row_upper=np.ones(n + M),
+        col_lower=np.zeros(len(cols)),
+        col_upper=np.ones(len(cols)),
+    )
+    res = solve_matrix(model, SolveOptions(time_limit=30))
+    assert res.status == Status.OPTIMAL
+    return res.objective
+
+
+@SETTINGS
+@given(tiny(max_jobs=6))
+def test_column_generation_converges_to_the_full_lp(inst):
+    """Without an incumbent to stop at, the master LP reaches the LP over all enumerated
+    single-GPU schedules (with load_horizon, whose columns contain an optimum, the LP may only
+    be higher), and the certified bound is at most the brute-force optimum."""
+    import time
+
+    data = sum_wc_data(inst)
+    lp = full_lp(inst)
+    opt, _ = brute_force(inst)
+    cg = column_generation(data, greedy(data), time.perf_counter() + 20)
+    assert cg.converged
+    assert lp - 1e-6 <= cg.lp_value <= opt + 1e-6
+    assert cg.bound <= opt + 1e-9
+    assert cg.bound >= lp - 1e-3  # the Lagrangian bound at the last LP duals is the LP value
+
+
+def test_local_search_reaches_a_local_optimum_of_both_moves():
+    inst = generate_unrelated(30, 4, 7)
+    data = sum_wc_data(inst)
+    start = greedy(data)
+    assign = descend(data, start, math.inf)
+    cost = data.cost(assign)
+    assert cost <= data.cost(start)
+    for j in range(data.n):  # no relocation improves (recomputed from scratch)
+        for h in range(data.m):
+            moved = assign.copy()
+            moved[j] = h
+            assert data.cost(moved) >= cost
+    for j, k in itertools.combinations(range(data.n), 2):  # nor any swap
+        swapped = assign.copy()
+        swapped[j], swapped[k] = assign[k], assign[j]
+        assert data.cost(swapped) >= cost
+    best, best_cost, _ = iterated_local_search(data, assign, 0.5, seed=1)
+    assert best_cost == data.cost(best) <= cost
+
+
+def test_special_route_schedule_is_checked_and_bound_below_it():
+    """4 x 20: the route's schedule passes the checker (run_method verifies it), the column
+    generation's certified bound proves it, and the time-indexed MILP forced alone (a second
+    route) proves the same optimum."""
+    inst = generate_unrelated(20, 4, 3)
+    opts = MethodOptions(SolveOptions(time_limit=20))
+    out = run_method(inst, "exact", opts)
+    assert out.details["route"] == "special"
+    assert out.bound <= out.objective + 1e-9
+    assert out.details["colgen_bound"] <= out.objective + 1e-9
+    assert out.status == Status.OPTIMAL
+    from dlsched.models.hare.special import solve_single_task
+
+    other = solve_single_task(inst, opts.solve, "time-indexed").certified()
+    assert other.status == Status.OPTIMAL
+    assert other.objective == pytest.approx(out.objective)
+
+
+def test_generate_unrelated_distribution():
+    inst = generate_unrelated(50, 3, 0)
+    assert inst.num_tasks == 50
+    assert all(j.arrival == 0 and j.rounds == j.tasks_per_round == 1 for j in inst.jobs)
+    assert all(1 <= j.weight <= 100 and float(j.weight).is_integer() for j in inst.jobs)
+    assert inst.tc.min() >= 1 and inst.tc.max() <= 30 and not inst.ts.any()
+    assert generate_unrelated(50, 3, 0) == inst
