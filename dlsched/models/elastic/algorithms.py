@@ -28,30 +28,56 @@ from dlsched.models import MethodOptions
 from dlsched.models.elastic.enumerate import Config
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.pricing import Priced, Pricer, price_job
-from dlsched.models.elastic.solution import ElasticSchedule, JobSchedule
+from dlsched.models.elastic.solution import ElasticSchedule
 from dlsched.simulate import Activity, Simulator, Started, simulate
 
-#: oracle(instance, job, prices [T,H,R], free [T,H,R], (lo, hi)) -> cheapest schedule
-Oracle = Callable[[ElasticInstance, int, np.ndarray, np.ndarray, tuple[int, int]], Priced]
+#: oracle(instance, job, prices [T,H,R], free [T,H,R], (lo, hi), limit) -> cheapest schedule;
+#: ``limit``: only schedules cheaper than it matter (an oracle may ignore it).
+Oracle = Callable[..., Priced]
 
 
 def exact_oracle(
-    inst: ElasticInstance, j: int, prices: np.ndarray, free: np.ndarray, window: tuple[int, int]
+    inst: ElasticInstance,
+    j: int,
+    prices: np.ndarray,
+    free: np.ndarray,
+    window: tuple[int, int],
+    limit: float = math.inf,
 ) -> Priced:
     """Problem (12)/(20) solved exactly (resource cost only; ties: earlier completion)."""
     return price_job(Pricer(inst, prices, free, window), j, weight=0.0)
 
 
 def paper_oracle(
-    inst: ElasticInstance, j: int, prices: np.ndarray, free: np.ndarray, window: tuple[int, int]
+    inst: ElasticInstance,
+    j: int,
+    prices: np.ndarray,
+    free: np.ndarray,
+    window: tuple[int, int],
+    limit: float = math.inf,
 ) -> Priced:
-    """Algorithms 4 and 5 (PS) or 6 and 7 (Ring-AllReduce) as written, the cheaper result."""
+    """Algorithms 4 and 5 (PS) or 6 and 7 (Ring-AllReduce) as written (loops), the cheaper
+    result."""
     from dlsched.models.elastic.mincost import paper_mincost
 
     return paper_mincost(inst, j, prices, free, window)
 
 
-ORACLES: dict[str, Oracle] = {"exact": exact_oracle, "paper": paper_oracle}
+def fast_oracle(inst: ElasticInstance) -> Oracle:
+    """Algorithms 4-7 vectorised with pruning and caches (:mod:`.fastprice`), for ``inst``."""
+    from dlsched.models.elastic.fastprice import FastOracle
+
+    return FastOracle(inst)
+
+
+#: Oracle factories by name: each builds the oracle of one instance.
+ORACLES: dict[str, Callable[[ElasticInstance], Oracle]] = {
+    "fast": fast_oracle,
+    "exact": lambda inst: exact_oracle,
+    "paper": lambda inst: paper_oracle,
+}
+#: The oracle of A_online, A_dual and A_maxweight unless ``--param oracle`` says otherwise.
+DEFAULT_ORACLE = "fast"
 
 
 def capacity(inst: ElasticInstance) -> np.ndarray:
@@ -59,19 +85,42 @@ def capacity(inst: ElasticInstance) -> np.ndarray:
     return np.array([s.capacity for s in inst.servers], dtype=float)
 
 
+def _unit_pricer(inst: ElasticInstance) -> Callable[[int], float]:
+    """j -> the least total resource consumption sum_{t,h,r} f(l) of any schedule of job j: the
+    exact pricing (12)/(20) at unit prices on the empty cluster."""
+    from dlsched.models.elastic.fastprice import FastOracle
+
+    ones = np.ones((1, inst.num_servers, len(inst.resources)))
+    ones = np.broadcast_to(ones, (inst.horizon, *ones.shape[1:]))
+    free = np.broadcast_to(capacity(inst), ones.shape)
+    oracle = FastOracle(inst, exact=True, stationary=True)
+    return lambda j: oracle(inst, j, ones, free, (0, inst.horizon)).cost
+
+
 def consumption_bounds(inst: ElasticInstance) -> list[float]:
     """Per job, the least total resource consumption sum_{t,h,r} f(l) of any schedule (the
     denominator of F in the first assumption of Section 5.1), by exact pricing at unit
     prices."""
-    ones = np.ones((inst.horizon, inst.num_servers, len(inst.resources)))
-    pr = Pricer(inst, ones)
-    return [price_job(pr, j, weight=0.0).cost for j in range(inst.num_jobs)]
+    least = _unit_pricer(inst)
+    return [least(j) for j in range(inst.num_jobs)]
 
 
 def lam(inst: ElasticInstance) -> tuple[float, float]:
-    """(F, lambda) of (11): lambda = 2 T H R F + 1, F = max_j w_j / min_l consumption."""
-    cons = consumption_bounds(inst)
-    f = max(j.weight / c for j, c in zip(inst.jobs, cons, strict=True) if c > 0)
+    """(F, lambda) of (11): lambda = 2 T H R F + 1, F = max_j w_j / min_l consumption.
+
+    The least consumption is priced exactly only for the jobs whose lower bound
+    (:func:`.fastprice.consumption_floor`) could still give the maximum."""
+    from dlsched.models.elastic.fastprice import consumption_floor
+
+    least = _unit_pricer(inst)
+    floors = [consumption_floor(inst, j) for j in range(inst.num_jobs)]
+    f = 0.0
+    for j in sorted(range(inst.num_jobs), key=lambda k: -inst.jobs[k].weight / floors[k]):
+        if inst.jobs[j].weight / floors[j] <= f:
+            break
+        c = least(j)
+        if 0 < c < math.inf:
+            f = max(f, inst.jobs[j].weight / c)
     r = len(inst.resources)
     return f, 2 * inst.horizon * inst.num_servers * r * f + 1
 
@@ -93,19 +142,41 @@ def price_function(used: np.ndarray, cap: np.ndarray, lam_value: float) -> np.nd
 
 @dataclass
 class Ledger:
-    """Usage [T, H, R] committed so far (what the cluster runs in every slot)."""
+    """Usage [T, H, R] committed so far (what the cluster runs in every slot).
+
+    :meth:`free` and :meth:`prices` return arrays that stay the same objects until the next
+    :meth:`commit` (which replaces them, updating only the slots it touches): oracles may
+    cache what they derive from them.
+    """
 
     inst: ElasticInstance
     used: np.ndarray = field(init=False)
+    _free: np.ndarray = field(init=False)
+    _prices: dict[float, np.ndarray] = field(init=False)
 
     def __post_init__(self) -> None:
         self.used = np.zeros((self.inst.horizon, self.inst.num_servers, len(self.inst.resources)))
+        self._free = capacity(self.inst) - self.used
+        self._prices = {}
 
     def free(self) -> np.ndarray:
-        return capacity(self.inst) - self.used
+        return self._free
+
+    def prices(self, lam_value: float) -> np.ndarray:
+        """The price function (11) on the current usage."""
+        if lam_value not in self._prices:
+            self._prices[lam_value] = price_function(self.used, capacity(self.inst), lam_value)
+        return self._prices[lam_value]
 
     def commit(self, cfg: Config, start: int) -> None:
-        self.used[start : start + cfg.duration] += cfg.usage
+        end = start + cfg.duration
+        self.used[start:end] += cfg.usage
+        self._free = self._free.copy()
+        self._free[start:end] = capacity(self.inst) - self.used[start:end]
+        for lam_value, old in list(self._prices.items()):
+            new = old.copy()
+            new[start:end] = price_function(self.used[start:end], capacity(self.inst), lam_value)
+            self._prices[lam_value] = new
 
 
 def a_maxweight(
@@ -120,12 +191,12 @@ def a_maxweight(
 
     Returns (job, configuration, start) of every job scheduled (u_j = w_j - cost_j > 0).
     """
-    cap = capacity(inst)
     out = []
     for j in jobs:
-        prices = price_function(ledger.used, cap, lam_value)  # (11), line 14
-        got = oracle(inst, j, prices, ledger.free(), window)  # lines 3-7
-        if got.config is None or inst.jobs[j].weight - got.cost <= 0:  # line 9
+        prices = ledger.prices(lam_value)  # (11), line 14
+        w = inst.jobs[j].weight
+        got = oracle(inst, j, prices, ledger.free(), window, w)  # lines 3-7 (only < w_j matters)
+        if got.config is None or w - got.cost <= 0:  # line 9
             continue
         ledger.commit(got.config, got.start)  # lines 10-13
         out.append((j, got.config, got.start))
@@ -210,26 +281,18 @@ class OnlinePolicy:
     def _fall_back(self, now: int) -> None:
         """Jobs no interval can hold before T: each at its earliest completion in what is
         left (recorded in ``fallback``)."""
-        for j in sorted(self.waiting, key=lambda k: -self.inst.jobs[k].weight):
-            zero = np.zeros_like(self.ledger.used)
-            lo = max(now, self.inst.jobs[j].arrival)
-            got = price_job(Pricer(self.inst, zero, self.ledger.free(), (lo, self.inst.horizon)), j)
-            if got.config is None:
-                raise InfeasibleSolutionError(
-                    f"a-online: job {self.inst.jobs[j].name} cannot complete by the horizon "
-                    f"T = {self.inst.horizon} in what is left of the cluster"
-                )
-            self.ledger.commit(got.config, got.start)
-            self.plans.setdefault(got.start, []).append((j, got.config))
+        order = sorted(self.waiting, key=lambda k: -self.inst.jobs[k].weight)
+        for j, cfg, start in _earliest(self.inst, order, self.ledger, now, "a-online"):
+            self.plans.setdefault(start, []).append((j, cfg))
             self.fallback.append(j)
         self.waiting = []
 
 
-def _oracle(options: MethodOptions) -> Oracle:
-    name = options.param("oracle", "exact")
+def _oracle(options: MethodOptions, inst: ElasticInstance) -> Oracle:
+    name = options.param("oracle", DEFAULT_ORACLE)
     if name not in ORACLES:
         raise OptionError("--param oracle", name, f"expected one of {', '.join(ORACLES)}")
-    return ORACLES[name]
+    return ORACLES[name](inst)
 
 
 def _alpha(options: MethodOptions, inst: ElasticInstance, lam_value: float) -> int:
@@ -244,7 +307,7 @@ def _alpha(options: MethodOptions, inst: ElasticInstance, lam_value: float) -> i
 def run_online(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
     f, lam_value = lam(inst)
     alpha = _alpha(options, inst, lam_value)
-    policy = OnlinePolicy(inst, alpha, lam_value, _oracle(options))
+    policy = OnlinePolicy(inst, alpha, lam_value, _oracle(options, inst))
     arrivals = [(float(j.arrival), k) for k, j in enumerate(inst.jobs)]
     cap = {(h, r): c for h, s in enumerate(inst.servers) for r, c in enumerate(s.capacity)}
     res = simulate(arrivals, cap, policy, tick=1.0)
@@ -265,7 +328,7 @@ def run_dual(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSche
     jobs of the last attempt left unscheduled follow at their earliest completion."""
     f, lam_value = lam(inst)
     alpha = _alpha(options, inst, lam_value)
-    oracle = _oracle(options)
+    oracle = _oracle(options, inst)
     jobs = list(range(inst.num_jobs))
     tau = 1
     while True:
@@ -276,7 +339,7 @@ def run_dual(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSche
         tau *= 2
     entries = [cfg.at(t) for _, cfg, t in got]
     rest = sorted(set(jobs) - {j for j, _, _ in got}, key=lambda k: -inst.jobs[k].weight)
-    entries += _earliest(inst, rest, ledger)
+    entries += [cfg.at(t) for _, cfg, t in _earliest(inst, rest, ledger)]
     info = {"F": f, "lambda": lam_value, "alpha": alpha, "tau": tau, "fallback": len(rest)}
     return ElasticSchedule.of(entries), info
 
@@ -287,10 +350,10 @@ def run_maxweight(inst: ElasticInstance, options: MethodOptions) -> tuple[Elasti
     f, lam_value = lam(inst)
     ledger = Ledger(inst)
     jobs = list(range(inst.num_jobs))
-    got = a_maxweight(inst, jobs, (0, inst.horizon), ledger, lam_value, _oracle(options))
+    got = a_maxweight(inst, jobs, (0, inst.horizon), ledger, lam_value, _oracle(options, inst))
     entries = [cfg.at(t) for _, cfg, t in got]
     rest = sorted(set(jobs) - {j for j, _, _ in got}, key=lambda k: -inst.jobs[k].weight)
-    entries += _earliest(inst, rest, ledger)
+    entries += [cfg.at(t) for _, cfg, t in _earliest(inst, rest, ledger)]
     info = {
         "F": f,
         "lambda": lam_value,
@@ -299,18 +362,26 @@ def run_maxweight(inst: ElasticInstance, options: MethodOptions) -> tuple[Elasti
     return ElasticSchedule.of(entries), {**info, "rejected": len(rest)}
 
 
-def _earliest(inst: ElasticInstance, jobs: Sequence[int], ledger: Ledger) -> list[JobSchedule]:
+def _earliest(
+    inst: ElasticInstance, jobs: Sequence[int], ledger: Ledger, now: int = 0, who: str = ""
+) -> list[tuple[int, Config, int]]:
+    """Each job in turn at its earliest completion from ``now`` on in what ``ledger`` leaves
+    (exact: (12)/(20) at zero prices with the completion term), committed."""
+    from dlsched.models.elastic.fastprice import FastOracle
+
+    oracle = FastOracle(inst, exact=True)
+    zero = np.zeros((1, *ledger.used.shape[1:]))
+    zero = np.broadcast_to(zero, ledger.used.shape)
     out = []
-    zero = np.zeros_like(ledger.used)
     for j in jobs:
-        got = price_job(Pricer(inst, zero, ledger.free()), j)
+        got = oracle(inst, j, zero, ledger.free(), (now, inst.horizon), weight=1.0)
         if got.config is None:
             raise InfeasibleSolutionError(
-                f"job {inst.jobs[j].name} cannot complete by the horizon T = {inst.horizon} "
-                "in what is left of the cluster"
+                f"{who + ': ' if who else ''}job {inst.jobs[j].name} cannot complete by the "
+                f"horizon T = {inst.horizon} in what is left of the cluster"
             )
         ledger.commit(got.config, got.start)
-        out.append(got.config.at(got.start))
+        out.append((j, got.config, got.start))
     return out
 
 

@@ -23,9 +23,10 @@ and completes at t + d <= T (docs/errata.md).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from dlsched.errors import InstanceError
 from dlsched.instances.validate import COUNT, Range, Reader, check_keys, unique_names
@@ -141,28 +142,35 @@ class ElasticInstance:
         return range(len(self.ps_types)) if self.is_ps else range(1)
 
 
-def iteration_time(
-    inst: ElasticInstance, j: int, m: int, p: int | None, workers: int, q: bool
-) -> float:
+def iteration_time(inst: ElasticInstance, j: int, m: Any, p: Any, workers: Any, q: bool) -> Any:
     """1 / rho: slots per mini-batch of one worker, eq. (1) (PS) or eq. (14) (Ring-AllReduce).
 
-    ``q`` is True when all workers (and PSs) of the job share one server.
+    ``q`` is True when all workers (and PSs) of the job share one server. ``m``, ``p`` and
+    ``workers`` may be numpy arrays (broadcast together).
     """
     job = inst.jobs[j]
-    b = inst.worker_types[m].bandwidth
+    b = np.array([t.bandwidth for t in inst.worker_types])[m]
+    v = np.array(job.minibatch_time)[m]
     if inst.is_ps:
         assert p is not None
-        t = job.minibatch_time[m] + job.ps_update_time[p]
+        t = v + np.array(job.ps_update_time)[p]
         return t if q else t + 2 * job.gradient_mb / b
     share = (workers - 1) / workers
-    t = job.minibatch_time[m] + job.reduce_time * share
+    t = v + job.reduce_time * share
     return t if q else t + 2 * job.gradient_mb * share / b
 
 
+def durations(inst: ElasticInstance, j: int, m: Any, p: Any, workers: Any, q: bool) -> np.ndarray:
+    """The fewest slots d with d * workers * rho >= E_j D_j K_j (2f), at least 1, for every
+    worker count of ``workers`` at once (``m``, ``p`` and ``workers`` broadcast together)."""
+    n = np.asarray(workers, dtype=float)
+    need = inst.jobs[j].minibatches * iteration_time(inst, j, m, p, n, q) / n
+    return np.maximum(1, np.ceil(need * (1 - SPEED_TOL))).astype(int)
+
+
 def duration(inst: ElasticInstance, j: int, m: int, p: int | None, workers: int, q: bool) -> int:
-    """The fewest slots d with d * workers * rho >= E_j D_j K_j (2f), at least 1."""
-    need = inst.jobs[j].minibatches * iteration_time(inst, j, m, p, workers, q) / workers
-    return max(1, math.ceil(need * (1 - SPEED_TOL)))
+    """:func:`durations` of one worker count."""
+    return int(durations(inst, j, m, p, np.array([workers]), q)[0])
 
 
 def completes(
