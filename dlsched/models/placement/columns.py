@@ -41,6 +41,8 @@ from dlsched.solvers.highs import MatrixModel, RowBlock, solve_matrix, stack_row
 
 #: Largest spread grid (count vectors per job class) priced by enumeration.
 MAX_GRID = 4_000_000
+#: Largest number of priced columns over all job classes (memory: 8 bytes each, a few times).
+MAX_PRICED = 20_000_000
 #: Largest number of columns enumerated for the final MIP.
 MAX_COLUMNS = 400_000
 
@@ -385,7 +387,7 @@ def solve_master_mip(
 
 def applies(st: Structure) -> bool:
     """Whether every column can be priced by enumeration."""
-    return st.grid_size <= MAX_GRID
+    return st.grid_size <= MAX_GRID and st.grid_size * len(st.class_jobs) <= MAX_PRICED
 
 
 @dataclass

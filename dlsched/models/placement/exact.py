@@ -283,8 +283,9 @@ def _solve_columns(
         raise OptionError(
             "backend",
             "columns",
-            f"{st.grid_size:.3g} count vectors over {st.num_types} worker types exceed "
-            f"{columns.MAX_GRID:,}: use scip or highs",
+            f"{st.grid_size:.3g} count vectors over {st.num_types} worker types for "
+            f"{len(st.class_jobs)} distinct jobs are too many to enumerate (at most "
+            f"{columns.MAX_GRID:,}, and {columns.MAX_PRICED:,} over all jobs): use scip or highs",
         )
     if category is not None:
         validate_category(tuple(category), instance.num_workers, instance.num_jobs)
