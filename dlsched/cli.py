@@ -6,6 +6,7 @@
     dlsched generate FAMILY --jobs S --workers K --seed N -o FILE
     dlsched compare INSTANCE --methods A,B,... [--reference exact] [--json]
     dlsched sweep FAMILY --count N --jobs S --workers K --methods A,B -o FILE.jsonl
+    dlsched verify [THEOREM ...] --count N [--workers W | --scheduler ADDRESS] -o DIR
     dlsched demo
 
 INSTANCE is a path to a JSON file or a bundled name such as ``placement/liu2024-motivating``.
@@ -236,6 +237,39 @@ def _add_sweep(sub: Any) -> None:
     w.add_argument("-o", "--output", required=True, help="JSON-lines file (appended)")
 
 
+def _add_verify(sub: Any) -> None:
+    v = sub.add_parser(
+        "verify",
+        help="check the papers' theorems on seeded instances (Dask, resumable, with a report)",
+    )
+    v.add_argument("theorem", nargs="*", help="theorem ids, seeds (002) or families; all if none")
+    v.add_argument("--list", action="store_true", help="list the theorems and exit")
+    v.add_argument("--count", type=COUNT, default=10, help="instances per theorem (default 10)")
+    v.add_argument("--jobs", type=JOBS, default=None, help="jobs per instance")
+    v.add_argument("--gpus", type=_integer("--gpus", 1), default=None, help="GPUs / servers")
+    v.add_argument("--first-seed", type=_integer("--first-seed", 0, MAX_SEED), default=0)
+    v.add_argument("--seed", type=SEED, default=0, help="solver seed")
+    v.add_argument(
+        "--time-limit", type=_time_limit("--time-limit"), default=60.0, help=TIME_LIMIT_HELP
+    )
+    v.add_argument(
+        "--workers",
+        type=_integer("--workers", 0, 4096),
+        default=None,
+        help="Dask worker processes (default: the machine's cores; 0: in this process)",
+    )
+    v.add_argument(
+        "--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler"
+    )
+    v.add_argument(
+        "--shrink", type=_integer("--shrink", 0), default=3, help="violations shrunk per method"
+    )
+    v.add_argument("--quiet", action="store_true", help="no progress bar")
+    v.add_argument(
+        "-o", "--output", default=None, help="folder of the log, counterexamples, report"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dlsched", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -250,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_generate(sub)
     _add_compare(sub)
     _add_sweep(sub)
+    _add_verify(sub)
     d = sub.add_parser("demo", help="run the main job on the bundled instances")
     d.add_argument("--quick", action="store_true", help="smallest instances only")
     return p
@@ -404,6 +439,58 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_folder(option: str, path: str | None) -> Path:
+    """An output folder: given, creatable (its parent exists) or an existing writable folder."""
+    if not path:
+        raise OptionError(option, path, "give the output folder")
+    _check_lengths(option, path)
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise OptionError(option, _short(path), "exists and is not a folder")
+    if not p.parent.is_dir():
+        raise OptionError(option, _short(path), f"folder {_short(str(p.parent))!r} does not exist")
+    if not os.access(p if p.exists() else p.parent, os.W_OK):
+        raise OptionError(option, _short(path), "not writable")
+    return p
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from dlsched.solvers.base import SolveOptions
+    from dlsched.verify import select
+    from dlsched.verify.report import write_report
+    from dlsched.verify.runner import VerifyOptions, run
+
+    theorems = select(args.theorem)
+    if args.list:
+        for t in theorems:
+            print(f"{t.id:<18}{t.family:<11}{t.statement[:90]}")
+        return 0
+    out = _check_folder("-o", args.output)
+    opts = VerifyOptions(
+        count=args.count,
+        first_seed=args.first_seed,
+        jobs=args.jobs,
+        gpus=args.gpus,
+        solve=SolveOptions(time_limit=args.time_limit, seed=args.seed, threads=1),
+        workers=args.workers,
+        scheduler=args.scheduler,
+        shrink=args.shrink,
+        progress=not args.quiet,
+    )
+    s = run(theorems, out, opts)
+    md, _ = write_report(out)
+    print(
+        f"{s.tasks} instances run ({s.skipped} already in the log), {s.rows} rows appended to "
+        f"{out / 'verify.jsonl'}; violations: {len(s.violations)}; minimal counterexamples: "
+        f"{len(s.minimal)}; report: {md}"
+    )
+    for r in s.violations[:20]:
+        print(
+            f"  {r['theorem']} {r['method']} on {r['instance']}: ratio {r['ratio']} > {r['bound']}"
+        )
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from dlsched.demo import run_demo
 
@@ -417,6 +504,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "generate": cmd_generate,
     "compare": cmd_compare,
     "sweep": cmd_sweep,
+    "verify": cmd_verify,
     "demo": cmd_demo,
 }
 

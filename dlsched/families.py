@@ -20,6 +20,7 @@ from dlsched.errors import OptionError
 if TYPE_CHECKING:
     from dlsched.models import Method
     from dlsched.result import Outcome
+    from dlsched.verify.theorem import Theorem
 
 #: family name -> the module that holds its ``FAMILY`` object (imported on first use).
 REGISTRY: dict[str, str] = {
@@ -85,6 +86,11 @@ class Family(Protocol):
 
     def guarantees(self) -> Mapping[str, Guarantee]:
         """method name -> the theorem bounding its ratio to the optimum."""
+        ...
+
+    def theorems(self) -> Sequence[Theorem]:
+        """The paper's theorems and claims as checkable records (``dlsched verify``); the core
+        treats a family without this method as having none."""
         ...
 
     def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:

@@ -27,6 +27,7 @@ from dlsched.models.ddlwmp.instance import DdlwmpInstance, ddlwmp_from_dict, ddl
 if TYPE_CHECKING:
     from dlsched.models import Method
     from dlsched.result import Outcome
+    from dlsched.verify.theorem import Theorem
 
 
 class DdlwmpFamily:
@@ -66,6 +67,11 @@ class DdlwmpFamily:
         from dlsched.models.ddlwmp.guarantees import GUARANTEES
 
         return GUARANTEES
+
+    def theorems(self) -> Sequence[Theorem]:
+        from dlsched.models.ddlwmp.theorems import THEOREMS
+
+        return THEOREMS
 
     def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:
         online = ["a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-subtime"]

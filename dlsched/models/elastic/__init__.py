@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from dlsched.models import Method
     from dlsched.models.elastic.check import ElasticEvaluation
     from dlsched.result import Outcome
+    from dlsched.verify.theorem import Theorem
 
 
 class ElasticFamily:
@@ -70,6 +71,11 @@ class ElasticFamily:
         from dlsched.models.elastic.guarantees import GUARANTEES
 
         return GUARANTEES
+
+    def theorems(self) -> Sequence[Theorem]:
+        from dlsched.models.elastic.theorems import THEOREMS
+
+        return THEOREMS
 
     def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:
         from dlsched.models.elastic.methods import METHODS

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from dlsched.models import Method
     from dlsched.models.hare.check import HareEvaluation
     from dlsched.result import Outcome
+    from dlsched.verify.theorem import Theorem
 
 
 class HareFamily:
@@ -65,6 +66,11 @@ class HareFamily:
         from dlsched.models.hare.guarantees import GUARANTEES
 
         return GUARANTEES
+
+    def theorems(self) -> Sequence[Theorem]:
+        from dlsched.models.hare.theorems import THEOREMS
+
+        return THEOREMS
 
     def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:
         from dlsched.models.hare.online.demo import ONLINE_DEMO

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from dlsched.models import Method
     from dlsched.models.placement.check import PlacementEvaluation
     from dlsched.result import Outcome
+    from dlsched.verify.theorem import Theorem
 
 
 class PlacementFamily:
@@ -65,6 +66,11 @@ class PlacementFamily:
 
     def guarantees(self) -> Mapping[str, Guarantee]:
         return {}  # Theorems 1-2 are per category: dlsched.models.placement.guarantees
+
+    def theorems(self) -> Sequence[Theorem]:
+        from dlsched.models.placement.theorems import THEOREMS
+
+        return THEOREMS
 
     def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:
         rows = [

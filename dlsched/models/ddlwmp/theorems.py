@@ -1,0 +1,88 @@
+"""The claim of seed 001 (Luo, Liu, Lee, Shroff) as a :class:`~dlsched.verify.Theorem` record,
+checked by ``dlsched verify``.
+
+- 001-thm1: A-SRPT's total completion time is at most Theorem 1's factor (a function of the
+  instance: tau, rho, G, g^max, alpha^max / alpha^min and the mean prediction error) times the
+  certified optimum of problem (8). Measured for ``a-srpt`` on predicted iterations (each
+  job's prediction drawn within +-50% of the truth) and ``a-srpt-perfect``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import numpy as np
+
+from dlsched.models.ddlwmp.generate import generate
+from dlsched.models.ddlwmp.guarantees import theorem1
+from dlsched.models.ddlwmp.instance import DdlwmpInstance
+from dlsched.verify.theorem import Theorem, drop_each
+
+PAPER = "seed 001: Luo, Liu, Lee, Shroff, Prediction-Assisted Online DDL Workload Scheduling"
+
+
+def small(seed: int, jobs: int | None = None, gpus: int | None = None) -> DdlwmpInstance:
+    """The family's small setting on servers of 2 GPUs (3 jobs on 6 GPUs by default: jobs use
+    at most 4 GPUs, so g^max < G), each job's predicted iterations drawn
+    uniformly within +-50% of its true count (at least 1)."""
+    inst = generate(jobs or 3, gpus or 6, seed, gpus_per_server=2)
+    rng = np.random.default_rng([seed, 1])
+    jobs_ = tuple(
+        dataclasses.replace(
+            j, predicted_iterations=max(1, round(j.iterations * float(rng.uniform(0.5, 1.5))))
+        )
+        for j in inst.jobs
+    )
+    return dataclasses.replace(inst, jobs=jobs_)
+
+
+def below_cluster(inst: DdlwmpInstance) -> str | None:
+    """Theorem 1 divides by G - g^max: a job as wide as the cluster leaves no bound."""
+    g_max = max(j.gpus for j in inst.jobs)
+    if g_max >= inst.cluster.total_gpus:
+        return f"g^max = {g_max} = G: the bound is infinite"
+    return None
+
+
+def shrink(inst: DdlwmpInstance) -> Iterator[DdlwmpInstance]:
+    """A job removed."""
+    return drop_each(inst, "jobs")
+
+
+THEOREMS: list[Theorem] = [
+    Theorem(
+        id="001-thm1",
+        paper=PAPER,
+        statement="Theorem 1 (Total job completion time achieved by A-SRPT). Gamma_A is no "
+        "larger than (2 + tau + rho G / (G - g^max)) rho + 2 rho g^max alpha^max / alpha^min "
+        "(1 + tau + (1 + rho) G / (G - g^max)) eps_bar times the optimal job completion time "
+        "OPT_A.",
+        family="ddlwmp",
+        methods=("a-srpt",),
+        reference="exact",
+        generate=small,
+        bound=lambda inst: theorem1(inst).bound,
+        assumptions=below_cluster,
+        shrink=shrink,
+        ratio="A-SRPT / optimum",
+        sizes={"jobs": 3, "gpus": 6},
+    ),
+    Theorem(
+        id="001-thm1-perfect",
+        paper=PAPER,
+        statement="Theorem 1 with exact predictions (eps_bar = 0): Gamma_A <= (2 + tau + "
+        "rho G / (G - g^max)) rho OPT_A.",
+        family="ddlwmp",
+        methods=("a-srpt-perfect",),
+        reference="exact",
+        generate=small,
+        bound=lambda inst: theorem1(inst, perfect=True).bound,
+        assumptions=below_cluster,
+        shrink=shrink,
+        ratio="A-SRPT (true iterations) / optimum",
+        sizes={"jobs": 3, "gpus": 6},
+    ),
+]
+
+__all__ = ["THEOREMS", "shrink", "small"]

@@ -1,0 +1,189 @@
+"""The claims of seed 003 (Zhou et al., IEEE TCC) as :class:`~dlsched.verify.Theorem` records,
+checked by ``dlsched verify``.
+
+- 003-thm1 / 003-thm6: A_mincost1/2 (parameter server) and A_RAmincost1/2 (Ring-AllReduce)
+  solve problem (13) / (21) optimally. Each instance brings three cases drawn from its content
+  hash (random prices over a window, random free capacity, a random m', p', n and q); the ratio
+  is the algorithm's cost over the MILP's optimum of the same problem (HiGHS).
+- 003-thm3: OPT / A_maxweight <= 2 log lambda for ILP (8)/(17), under Section 5.1's assumptions
+  (1 <= w_j / consumption and demand / capacity <= 1 / log lambda).
+- 003-thm5: A_online is 4 alpha-competitive against the certified offline optimum, under the
+  same assumptions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+
+from dlsched.instances import instance_hash
+from dlsched.models import MethodOptions
+from dlsched.models.elastic.algorithms import lam
+from dlsched.models.elastic.generate import generate
+from dlsched.models.elastic.guarantees import (
+    assumptions,
+    theorem1_record,
+    theorem3_record,
+    theorem5_guarantee,
+)
+from dlsched.models.elastic.instance import ElasticInstance
+from dlsched.verify.theorem import Measurement, Theorem, drop_each, timed
+
+PAPER = "seed 003: Zhou et al., Online Scheduling of Heterogeneous Distributed ML Jobs, IEEE TCC"
+CASES = 3
+
+
+def ps(seed: int, jobs: int | None = None, gpus: int | None = None) -> ElasticInstance:
+    return generate(jobs or 2, gpus or 2, seed, architecture="ps")
+
+
+def ring(seed: int, jobs: int | None = None, gpus: int | None = None) -> ElasticInstance:
+    return generate(jobs or 2, gpus or 2, seed, architecture="ring")
+
+
+def _case(inst: ElasticInstance, rng: np.random.Generator) -> dict:
+    """Prices over a window and free capacity as in :func:`guarantees.theorem1_sweep`."""
+    cap = np.array([s.capacity for s in inst.servers])
+    shape = (inst.num_servers, len(inst.resources))
+    win = rng.random(shape) * (rng.random(shape) < 0.7) * rng.integers(1, 6)
+    room = np.maximum(cap - rng.integers(0, 3, shape) * (rng.random(shape) < 0.5), 0)
+    return {
+        "m": int(rng.integers(len(inst.worker_types))),
+        "p": int(rng.integers(len(inst.ps_choices()))),
+        "n": int(rng.integers(1, inst.jobs[0].chunks + 1)),
+        "q": bool(rng.random() < 0.5),
+        "win": win,
+        "room": room,
+    }
+
+
+def mincost_measure(
+    theorem: Theorem, inst: ElasticInstance, options: MethodOptions
+) -> list[Measurement]:
+    """A_mincost's (A_RAmincost's) cost over the exact MILP of (13) / (21), three cases."""
+    rng = np.random.default_rng(int(instance_hash(inst), 16))
+    rows = []
+    for k in range(CASES):
+        c = _case(inst, rng)
+
+        def one(c: dict = c, k: int = k) -> Measurement:
+            rec = theorem1_record(inst, c["m"], c["p"], c["n"], c["q"], c["win"], c["room"])
+            ratio = None
+            if rec.exact is not None:
+                tol = 1e-6 * max(1.0, abs(rec.exact))
+                if rec.exact > tol:
+                    ratio = rec.paper / rec.exact
+                else:
+                    ratio = 1.0 if rec.paper <= rec.exact + tol else math.inf
+            details = {
+                **{key: c[key] for key in ("m", "p", "n", "q")},
+                "prices": c["win"].tolist(),
+                "free": c["room"].tolist(),
+            }
+            return Measurement(
+                rec.algorithm, rec.paper, rec.exact, "optimum" if rec.exact is not None else "none",
+                ratio, 1.0, case=f"case{k}", note="; ".join(rec.violations + rec.notes),
+                details=details,
+            )  # fmt: skip
+
+        rows.append(timed(one))
+    return rows
+
+
+def section51(inst: ElasticInstance) -> str | None:
+    """Section 5.1's two assumptions over every enumerated schedule; the failing ones."""
+    f_value, lam_value = lam(inst)
+    a = assumptions(inst, lam_value, f_value)
+    bad = []
+    if not a["weight_at_least_consumption"]:
+        bad.append(f"w_j / consumption = {a['min_weight_per_consumption']:.3g} < 1")
+    if not a["small_demand"]:
+        bad.append(f"demand / capacity = {a['max_share']:.3g} > 1 / log lambda")
+    return "; ".join(bad) or None
+
+
+def maxweight_measure(
+    theorem: Theorem, inst: ElasticInstance, options: MethodOptions
+) -> list[Measurement]:
+    """OPT / A_maxweight on ILP (8)/(17) over the whole horizon."""
+
+    def one() -> Measurement:
+        rec = theorem3_record(inst)
+        ratio = rec.ratio
+        if ratio is None:
+            ratio = math.inf if rec.optimum > 0 else 1.0
+        return Measurement(
+            "a-maxweight", rec.algorithm, rec.optimum, "optimum", ratio, rec.guarantee,
+            "", note="; ".join(rec.violations), details={"lambda": rec.lam, "tau": rec.tau},
+        )  # fmt: skip
+
+    return [timed(one)]
+
+
+def shrink(inst: ElasticInstance) -> Iterator[ElasticInstance]:
+    """A job removed, or a server removed."""
+    yield from drop_each(inst, "jobs")
+    yield from drop_each(inst, "servers")
+
+
+def _mincost(id_: str, arch: str) -> Theorem:
+    number = 1 if arch == "ps" else 6
+    algorithms = ("A_mincost1", "A_mincost2") if arch == "ps" else ("A_RAmincost1", "A_RAmincost2")
+    which = "Algorithm 4 and Algorithm 5" if arch == "ps" else "Algorithm 6 and Algorithm 7"
+    problem = "problem (13)" if arch == "ps" else "problem (16)"
+    return Theorem(
+        id=id_,
+        paper=PAPER,
+        statement=f"Theorem {number}. {which} yield an optimal solution of {problem} in two "
+        "scenarios, respectively.",
+        family="elastic",
+        methods=algorithms,
+        reference="MILP of (13)/(21) (HiGHS)",
+        generate=ps if arch == "ps" else ring,
+        bound=lambda inst: 1.0,
+        measure=mincost_measure,
+        ratio="algorithm's cost / MILP optimum",
+        sizes={"jobs": 2, "gpus": 2},
+    )
+
+
+THEOREMS: list[Theorem] = [
+    _mincost("003-thm1", "ps"),
+    Theorem(
+        id="003-thm3",
+        paper=PAPER,
+        statement="Theorem 3. The approximation ratio of A_maxweight in Algorithm 3 is "
+        "2 log lambda.",
+        family="elastic",
+        methods=("a-maxweight",),
+        reference="ILP (8)/(17) (HiGHS)",
+        generate=ps,
+        bound=lambda inst: 2 * math.log2(lam(inst)[1]),
+        assumptions=section51,
+        measure=maxweight_measure,
+        shrink=shrink,
+        ratio="optimum / A_maxweight (weight)",
+        sizes={"jobs": 2, "gpus": 2},
+    ),
+    Theorem(
+        id="003-thm5",
+        paper=PAPER,
+        statement="Theorem 5. A_online in Algorithm 1 is 4 alpha-competitive, where alpha = "
+        "floor((log w(J) - log w_min) / (1 + log log lambda - log(2 log lambda - 1))) + 1.",
+        family="elastic",
+        methods=("a-online",),
+        reference="exact",
+        generate=ps,
+        bound=theorem5_guarantee,
+        assumptions=section51,
+        shrink=shrink,
+        ratio="A_online / optimum",
+        sizes={"jobs": 2, "gpus": 2},
+    ),
+    _mincost("003-thm6", "ring"),
+]
+
+
+__all__ = ["THEOREMS", "maxweight_measure", "mincost_measure", "shrink"]

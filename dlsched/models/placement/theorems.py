@@ -1,0 +1,153 @@
+"""The claims of seed 000 (Liu et al., TPDS 2024) as :class:`~dlsched.verify.Theorem` records,
+checked by ``dlsched verify``.
+
+- 000-thm1: the pricing loop of Algorithm 2 ends within P_max rounds (28); the ratio is the
+  most rounds any category took over its P_max (<= 1), for each reading of the pricing rule.
+- 000-thm2: in every category Algorithm 2 attains the P3 optimum (18); the ratio is the largest
+  P3 optimum / market throughput over the categories (= 1).
+- 000-has, 000-jps: the paper's empirical claims (HAS equals the optimum, Fig. 9; JPS within
+  0.54% / 2.04% at K = 15 / 30, Section VI-B), measured against the certified optimum of P1 on
+  small instances; no per-instance bound is stated, so the worst ratio is reported.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from dlsched.models import MethodOptions
+from dlsched.models.placement.generator import generate
+from dlsched.models.placement.guarantees import theorem_checks
+from dlsched.models.placement.instance import PlacementInstance
+from dlsched.verify.theorem import Measurement, Theorem, replaced, timed
+
+PAPER = "seed 000: Liu, Wang, Huang, Pan, Sampling-Based Multi-Job Placement, IEEE TPDS 2024"
+VARIANTS = ("clearing", "paper", "literal")
+
+
+def small(seed: int, jobs: int | None = None, gpus: int | None = None) -> PlacementInstance:
+    """Table III jobs on a mixed cluster (worker k has type k mod 3, two GPUs a node)."""
+    return generate(jobs or 2, gpus or 4, seed, layout="mixed", gpus_per_node=2)
+
+
+def _per_variant(inst: PlacementInstance, theorem: int) -> list[Measurement]:
+    rows = []
+    for variant in VARIANTS:
+
+        def one(variant: str = variant) -> Measurement:
+            worst, at = -math.inf, None
+            for rec in theorem_checks(inst, (variant,)):
+                if theorem == 1:
+                    r = math.inf if rec.rounds is None else rec.rounds / rec.p_max
+                else:
+                    got = rec.market_throughput
+                    r = math.inf if not got else rec.p3_optimum / got
+                if r > worst:
+                    worst, at = r, rec
+            assert at is not None
+            cat = ",".join(map(str, at.category))
+            value: float | None = at.rounds if theorem == 1 else at.market_throughput
+            ref, kind = (at.p_max, "exact") if theorem == 1 else (at.p3_optimum, "optimum")
+            note = "" if at.rounds is not None else "the pricing loop did not end"
+            return Measurement(
+                f"algorithm2-{variant}", value, ref, kind, worst, 1.0, "",
+                note=note, details={"category": cat},
+            )  # fmt: skip
+
+        rows.append(timed(one))
+    return rows
+
+
+def theorem1_measure(
+    theorem: Theorem, inst: PlacementInstance, options: MethodOptions
+) -> list[Measurement]:
+    """Rounds of the pricing loop over P_max, the worst category, per reading."""
+    return _per_variant(inst, 1)
+
+
+def theorem2_measure(
+    theorem: Theorem, inst: PlacementInstance, options: MethodOptions
+) -> list[Measurement]:
+    """P3 optimum over the market's throughput, the worst category, per reading."""
+    return _per_variant(inst, 2)
+
+
+def shrink(inst: PlacementInstance) -> Iterator[PlacementInstance]:
+    """A job removed (with its throughput row), or a worker removed (with its column)."""
+    for i, _ in enumerate(inst.jobs):
+        cand = replaced(
+            inst,
+            jobs=inst.jobs[:i] + inst.jobs[i + 1 :],
+            throughput=inst.throughput[:i] + inst.throughput[i + 1 :],
+        )
+        if cand is not None and inst.num_jobs > 1:
+            yield cand
+    for k, _ in enumerate(inst.workers):
+        cand = replaced(
+            inst,
+            workers=inst.workers[:k] + inst.workers[k + 1 :],
+            throughput=tuple(row[:k] + row[k + 1 :] for row in inst.throughput),
+        )
+        if cand is not None:
+            yield cand
+
+
+THEOREMS: list[Theorem] = [
+    Theorem(
+        id="000-thm1",
+        paper=PAPER,
+        statement="Theorem 1: The pricing process in Algorithm 2 must come to an end within a "
+        "limited number of steps.",
+        family="placement",
+        methods=tuple(f"algorithm2-{v}" for v in VARIANTS),
+        reference="P_max of (28)",
+        generate=small,
+        bound=lambda inst: 1.0,  # rounds <= P_max
+        measure=theorem1_measure,
+        shrink=shrink,
+        ratio="rounds / P_max (worst category)",
+        sizes={"jobs": 2, "gpus": 4},
+    ),
+    Theorem(
+        id="000-thm2",
+        paper=PAPER,
+        statement="Theorem 2: Algorithm 2 yields the highest training throughput.",
+        family="placement",
+        methods=tuple(f"algorithm2-{v}" for v in VARIANTS),
+        reference="P3 optimum (HiGHS) of each category",
+        generate=small,
+        bound=lambda inst: 1.0,  # the market reaches the P3 optimum
+        measure=theorem2_measure,
+        shrink=shrink,
+        ratio="P3 optimum / market throughput (worst category)",
+        sizes={"jobs": 2, "gpus": 4},
+    ),
+    Theorem(
+        id="000-has",
+        paper=PAPER,
+        statement="HAS 'incurs the same average JCT as exhaustive search but with a much "
+        "lower ART' (Section VI, Fig. 9).",
+        family="placement",
+        methods=("has",),
+        reference="exhaustive",
+        generate=small,
+        shrink=shrink,
+        ratio="HAS / optimum",
+        sizes={"jobs": 2, "gpus": 4},
+    ),
+    Theorem(
+        id="000-jps",
+        paper=PAPER,
+        statement="JPS (N = 60) is within 0.54% (K = 15) and 2.04% (K = 30) of the optimum "
+        "(Section VI-B).",
+        family="placement",
+        methods=("jps",),
+        reference="exhaustive",
+        generate=small,
+        shrink=shrink,
+        ratio="JPS / optimum",
+        sizes={"jobs": 2, "gpus": 4},
+    ),
+]
+
+__all__ = ["THEOREMS", "shrink", "theorem1_measure", "theorem2_measure"]

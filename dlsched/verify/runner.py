@@ -1,0 +1,383 @@
+"""``dlsched verify``: every selected theorem on ``count`` seeded instances, one task per
+instance, serially or on Dask; one JSON line per comparison, resumable after a kill at any
+moment; violations saved, then shrunk to a smallest counterexample.
+
+The log is :mod:`dlsched.bounds`' (locked for the whole run, each write fsynced, a torn last
+line repaired) and its keys are the sweep's plus the theorem and the sub-case:
+(theorem, case, instance hash, method, reference method, time limit, seed). Every row says how
+many rows its instance has (``rows``), so an instance whose rows were cut short by a kill runs
+again and only its missing rows are appended.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from dlsched.bounds import (
+    _SWEEP_KEY,
+    _append_line,
+    _locked_log,
+    _parse_record,
+    _repair_tail,
+    save_counterexample,
+)
+from dlsched.errors import OptionError
+from dlsched.instances import from_dict, instance_hash, to_dict
+from dlsched.models import MethodOptions
+from dlsched.solvers.base import SolveOptions
+from dlsched.verify.theorem import Measurement, Theorem, registry
+
+LOG = "verify.jsonl"
+COUNTEREXAMPLES = "counterexamples"
+KEY = ("theorem", "case", *_SWEEP_KEY)
+
+#: Environment of every worker process: one thread per numerical library (no oversubscription).
+SINGLE_THREAD = {
+    name: "1"
+    for name in (
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "NUMEXPR_MAX_THREADS",
+    )
+}
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    count: int = 10
+    first_seed: int = 0  # instance k of a theorem is drawn with seed first_seed + k
+    jobs: int | None = None  # instance size (None: each theorem's default)
+    gpus: int | None = None
+    solve: SolveOptions = field(default_factory=lambda: SolveOptions(time_limit=60.0))
+    workers: int | None = None  # Dask worker processes; None: the machine's cores; 0: serial
+    scheduler: str | None = None  # address of an existing Dask scheduler
+    shrink: int = 3  # violations shrunk per (theorem, method)
+    shrink_budget: int = 60  # candidate instances tried per shrink
+    progress: bool = True
+
+
+@dataclass
+class Summary:
+    directory: Path
+    tasks: int = 0  # instances run in this call
+    skipped: int = 0  # instances already complete in the log
+    rows: int = 0  # rows appended
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    minimal: list[Path] = field(default_factory=list)
+
+
+# --- one instance -----------------------------------------------------------------------------
+
+
+def _finite(x: Any) -> Any:
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+def _row(theorem: Theorem, inst: Any, m: Measurement, why: str | None, solve: SolveOptions,
+         count: int) -> dict[str, Any]:  # fmt: skip
+    holds = m.verdict(why is None)
+    return {
+        "theorem": theorem.id,
+        "family": theorem.family,
+        "instance": inst.name,
+        "instance_hash": instance_hash(inst),
+        "applies": why is None,
+        "why_not": why,
+        "method": m.method,
+        "case": m.case,
+        "status": m.status,
+        "value": _finite(m.value),
+        "reference_method": theorem.reference,
+        "reference": _finite(m.reference),
+        "reference_kind": m.reference_kind,
+        "ratio": _finite(m.ratio),
+        "ratio_infinite": m.ratio is not None and math.isinf(m.ratio),
+        "bound": _finite(m.bound),
+        "holds": holds,
+        "wall_time": m.wall_time,
+        "note": m.note,
+        "details": json.loads(json.dumps(dict(m.details), default=str)),
+        "rows": count,
+        "time_limit": solve.time_limit,
+        "seed": solve.seed,
+    }
+
+
+def measure_instance(theorem_id: str, inst: Any, solve: SolveOptions,
+                     theorem: Theorem | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """The rows of one instance (the task every worker runs). A failure becomes one row with
+    status "error" and the message, so one bad instance never stops a run."""
+    t = theorem if theorem is not None else registry()[theorem_id]
+    why = t.why_not(inst)
+    try:
+        ms = t.run(inst, MethodOptions(solve=solve))
+    except Exception as e:  # noqa: BLE001 - recorded in the log and the report
+        ms = [Measurement("*", None, None, "none", None, None, "error",
+                          note=f"{type(e).__name__}: {e}")]  # fmt: skip
+    return [_row(t, inst, m, why, solve, len(ms)) for m in ms]
+
+
+# --- shrinking --------------------------------------------------------------------------------
+
+
+def violates(theorem: Theorem, inst: Any, method: str, solve: SolveOptions) -> dict | None:
+    """The row of ``method`` violating ``theorem`` on ``inst``, if any (assumptions met)."""
+    if not theorem.applies(inst):
+        return None
+    for r in measure_instance(theorem.id, inst, solve, theorem):
+        if r["method"] == method and r["holds"] is False:
+            return r
+    return None
+
+
+def shrink(theorem: Theorem, inst: Any, method: str, solve: SolveOptions, budget: int = 60,
+           ) -> tuple[Any, dict[str, Any] | None, int]:  # fmt: skip
+    """Greedy shrinking: take the first smaller candidate (``theorem.shrink``) on which
+    ``method`` still violates the theorem, until none does or ``budget`` candidates were
+    tried. Returns the smallest instance found, its violating row and the candidates tried."""
+    current, row = inst, violates(theorem, inst, method, solve)
+    tries = 0
+    if row is None or theorem.shrink is None:
+        return current, row, tries
+    progress = True
+    while progress and tries < budget:
+        progress = False
+        for cand in theorem.shrink(current):
+            tries += 1
+            got = violates(theorem, cand, method, solve)
+            if got is not None:
+                current, row, progress = cand, got, True
+                break
+            if tries >= budget:
+                break
+    return current, row, tries
+
+
+def shrink_task(theorem_id: str, data: dict[str, Any], method: str, solve: SolveOptions,
+                budget: int) -> tuple[dict[str, Any], dict[str, Any] | None, int]:  # fmt: skip
+    """:func:`shrink` on an instance given as JSON data (a worker's task)."""
+    t = registry()[theorem_id]
+    small, row, tries = shrink(t, from_dict(data), method, solve, budget)
+    return to_dict(small), row, tries
+
+
+# --- execution --------------------------------------------------------------------------------
+
+
+def _serial(
+    calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]],
+) -> Iterator[tuple[int, Any]]:
+    for n, (fn, args) in enumerate(calls):
+        yield n, fn(*args)
+
+
+def _dask(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], workers: int | None,
+          scheduler: str | None) -> Iterator[tuple[int, Any]]:  # fmt: skip
+    """One Dask task per call, results in completion order."""
+    import logging
+
+    import dask
+    from distributed import Client, LocalCluster, as_completed
+
+    if not calls:
+        return
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": SINGLE_THREAD}):
+        if scheduler is not None:
+            try:
+                client = Client(scheduler, timeout=20)
+            except OSError as e:
+                raise OptionError("--scheduler", scheduler, f"cannot connect: {e}") from None
+            cluster = None
+        else:
+            n = workers or os.cpu_count() or 1
+            cluster = LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )  # fmt: skip
+            client = Client(cluster)
+    try:
+        futures = {client.submit(fn, *args, pure=False): n for n, (fn, args) in enumerate(calls)}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def execute(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], options: VerifyOptions,
+            ) -> Iterator[tuple[int, Any]]:  # fmt: skip
+    """(index, result) of every call, as each finishes."""
+    if options.workers == 0 and options.scheduler is None:
+        return _serial(calls)
+    return _dask(calls, options.workers, options.scheduler)
+
+
+def _bar(total: int, desc: str, options: VerifyOptions) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="inst", file=sys.stderr, disable=not options.progress,
+                dynamic_ncols=True, smoothing=0.1)  # fmt: skip
+
+
+# --- the log ----------------------------------------------------------------------------------
+
+
+def row_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row.get(f) for f in KEY)
+
+
+def _group(row: dict[str, Any]) -> tuple[Any, ...]:
+    """The instance a row belongs to, under the run's options."""
+    return (row.get("theorem"), row.get("instance_hash"), row.get("time_limit"), row.get("seed"))
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """Every complete row of a verify log (a torn last line is ignored, not repaired)."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")[:-1] if not data.endswith(b"\n") else data.split(b"\n")
+    return [_parse_record(path, n, line) for n, line in enumerate(lines, 1) if line.strip()]
+
+
+def _done(path: Path, fd: int) -> tuple[set[tuple[Any, ...]], dict[tuple[Any, ...], int]]:
+    """Keys present, and per instance how many of its rows are present when complete (else 0)."""
+    rows = [
+        _parse_record(path, n, line)
+        for n, line in enumerate(_repair_tail(path, fd).split(b"\n"), 1)
+        if line.strip()
+    ]
+    keys = {row_key(r) for r in rows}
+    have: dict[tuple[Any, ...], set[tuple[Any, ...]]] = {}
+    want: dict[tuple[Any, ...], int] = {}
+    for r in rows:
+        have.setdefault(_group(r), set()).add(row_key(r))
+        want[_group(r)] = int(r.get("rows") or 0)
+    complete = {g: len(k) for g, k in have.items() if len(k) >= want[g]}
+    return keys, complete
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+def _instances(theorems: Iterable[Theorem], options: VerifyOptions) -> list[tuple[Theorem, Any]]:
+    out = []
+    for t in theorems:
+        for k in range(options.count):
+            out.append((t, t.instance(options.first_seed + k, options.jobs, options.gpus)))
+    return out
+
+
+def _stem(row: dict[str, Any]) -> str:
+    case = f"-{row['case']}" if row.get("case") else ""
+    return f"{row['theorem']}-{row['instance_hash']}-{row['method']}{case}"
+
+
+def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptions) -> Summary:
+    """Run (or resume) a verification into ``directory``: the log ``verify.jsonl``, violations
+    and minimal counterexamples under ``counterexamples/``. Returns what this call did."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    cx = d / COUNTEREXAMPLES
+    log = d / LOG
+    summary = Summary(d)
+    with _locked_log(log) as fd:
+        keys, complete = _done(log, fd)
+        todo = []
+        for t, inst in _instances(theorems, options):
+            g = (t.id, instance_hash(inst), options.solve.time_limit, options.solve.seed)
+            if g in complete:
+                summary.skipped += 1
+            else:
+                todo.append((t, inst))
+        calls = [(measure_instance, (t.id, inst, options.solve)) for t, inst in todo]
+        summary.tasks = len(calls)
+        with _bar(len(calls), "verify", options) as bar:
+            for n, rows in execute(calls, options):
+                t, inst = todo[n]
+                new = [r for r in rows if row_key(r) not in keys]
+                for r in new:  # saved before the rows: a kill never loses a counterexample
+                    if r["holds"] is False:
+                        save_counterexample(inst, r, cx, stem=_stem(r))
+                        summary.violations.append(r)
+                if new:
+                    _append_line(fd, "".join(json.dumps(r) + "\n" for r in new))
+                keys.update(row_key(r) for r in new)
+                summary.rows += len(new)
+                bar.update(1)
+                bar.set_postfix(violations=len(summary.violations), refresh=False)
+    summary.minimal = shrink_violations(theorems, d, options)
+    return summary
+
+
+def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: VerifyOptions,
+                      ) -> list[Path]:  # fmt: skip
+    """Shrink up to ``options.shrink`` violations of each (theorem, method) found in the log
+    whose minimal counterexample is not saved yet; save each as ``<stem>-min.json``."""
+    cx = directory / COUNTEREXAMPLES
+    chosen: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    ids = {t.id: t for t in theorems}
+    for r in read_log(directory / LOG):
+        t = ids.get(r["theorem"])
+        if r.get("holds") is not False or t is None or t.shrink is None:
+            continue
+        picked = chosen.setdefault((r["theorem"], r["method"]), [])
+        if len(picked) < options.shrink:
+            picked.append(r)
+    calls, rows = [], []
+    for picked in chosen.values():
+        for r in picked:
+            if (cx / f"{_stem(r)}-min.json").exists():
+                continue
+            data = json.loads((cx / f"{_stem(r)}.json").read_text())["instance"]
+            args = (r["theorem"], data, r["method"], options.solve, options.shrink_budget)
+            calls.append((shrink_task, args))
+            rows.append(r)
+    saved = []
+    with _bar(len(calls), "shrink", options) as bar:
+        for n, (data, row, tries) in execute(calls, options):
+            r = rows[n]
+            if row is not None:
+                record = {**row, "shrunk_from": r["instance_hash"], "shrink_tries": tries}
+                inst = from_dict(data)
+                saved.append(save_counterexample(inst, record, cx, stem=f"{_stem(r)}-min"))
+            bar.update(1)
+    return saved
+
+
+def theorem_table(theorems: Sequence[Theorem] | None = None) -> list[dict[str, Any]]:
+    """id, family, paper and statement of every theorem (for listings)."""
+    ts = list(registry().values()) if theorems is None else theorems
+    return [{"id": t.id, "family": t.family, "paper": t.paper, "statement": t.statement,
+             "methods": list(t.methods), "reference": t.reference,
+             "bound": "empirical" if t.bound is None else "per instance"} for t in ts]  # fmt: skip
+
+
+def with_methods(theorem: Theorem, methods: Sequence[str]) -> Theorem:
+    return replace(theorem, methods=tuple(methods))
+
+
+__all__ = [
+    "COUNTEREXAMPLES",
+    "KEY",
+    "LOG",
+    "Summary",
+    "VerifyOptions",
+    "execute",
+    "measure_instance",
+    "read_log",
+    "run",
+    "shrink",
+    "shrink_violations",
+    "theorem_table",
+    "violates",
+]
