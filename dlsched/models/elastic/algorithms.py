@@ -260,8 +260,9 @@ class OnlinePolicy:
         while 2 ** (self.round - 1) <= t:  # line 2: a round at every tau_i reached
             self._round(2 ** (self.round - 1))
             self.round += 1
-        if self.waiting and self.alpha * 2 ** (self.round - 1) >= self.inst.horizon:
-            self._fall_back(t)  # no further interval starts before the horizon
+        late = [j for j in self.waiting if self._late(j)]
+        if late:
+            self._fall_back(t, late)  # no later interval can complete them before T
         return [
             Activity(j, float(cfg.duration), _usage_map(cfg), cfg.at(t))
             for j, cfg in self.plans.pop(t, [])
@@ -278,14 +279,23 @@ class OnlinePolicy:
         self.waiting = [j for j in self.waiting if j not in done]  # line 10
         self.rounds.append({"tau": tau, "batch": len(batch), "scheduled": len(done)})
 
-    def _fall_back(self, now: int) -> None:
-        """Jobs no interval can hold before T: each at its earliest completion in what is
-        left (recorded in ``fallback``)."""
-        order = sorted(self.waiting, key=lambda k: -self.inst.jobs[k].weight)
+    def _late(self, j: int) -> bool:
+        """Whether the next round (tau = 2^(i-1), run from alpha tau on) cannot complete job
+        j by the horizon even with its shortest schedule."""
+        from dlsched.models.elastic.fastprice import all_shapes
+
+        shapes = all_shapes(self.inst)[j]
+        shortest = shapes[0].d if shapes else self.inst.horizon + 1
+        return self.alpha * 2 ** (self.round - 1) + shortest > self.inst.horizon
+
+    def _fall_back(self, now: int, jobs: list[int]) -> None:
+        """Jobs no later interval can complete before T: each at its earliest completion in
+        what is left, heaviest first (recorded in ``fallback``)."""
+        order = sorted(jobs, key=lambda k: -self.inst.jobs[k].weight)
         for j, cfg, start in _earliest(self.inst, order, self.ledger, now, "a-online"):
             self.plans.setdefault(start, []).append((j, cfg))
             self.fallback.append(j)
-        self.waiting = []
+        self.waiting = [j for j in self.waiting if j not in set(jobs)]
 
 
 def _oracle(options: MethodOptions, inst: ElasticInstance) -> Oracle:
