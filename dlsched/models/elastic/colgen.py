@@ -12,14 +12,18 @@ Bound. For any Y >= 0, Lagrangian relaxation of the capacity rows gives
 
 <= the LP optimum <= the ILP optimum (x = one schedule per job is feasible in the inner
 minimum). Every iteration's L is valid whatever the master's state; the best one is reported,
-and it equals the LP optimum when no column has a negative reduced cost (convergence).
+and it equals the LP optimum when no column has a negative reduced cost (convergence). It is
+computed as :func:`dlsched.solvers.highs.safe_dual_bound` of the master with multipliers
+(pi_j = job j's cheapest priced cost, -Y), so that floating-point rounding cannot push it above
+the optimum (:func:`certified_bound`). The master is solved by
+:func:`dlsched.solvers.highs.solve_matrix` (a sparse matrix, row duals from HiGHS).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +32,7 @@ from dlsched.models.elastic.exact import Column, build_packing
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.pricing import Pricer, price_job
 from dlsched.solvers import SolveOptions
+from dlsched.solvers.highs import MatrixModel, RowBlock, safe_dual_bound, solve_matrix, stack_rows
 
 #: A column enters the master when its reduced cost is below -REDUCED_TOL.
 REDUCED_TOL = 1e-7
@@ -62,26 +67,69 @@ def _penalty(inst: ElasticInstance) -> float:
     return sum(j.weight for j in inst.jobs) * (inst.horizon + 1) + 1.0
 
 
+def _one_schedule_rows(inst: ElasticInstance, columns: list[Column]) -> RowBlock:
+    """(2a) with (8b)/(17b) as equality: sum_{l in Gamma_j} x_l + art_j = 1 (row j)."""
+    jobs = np.arange(inst.num_jobs)
+    real = np.array([c.job for c in columns], dtype=np.int64)
+    row = np.concatenate([jobs, real])
+    col = np.arange(inst.num_jobs + len(columns))
+    return RowBlock.of(row, col, np.ones(len(col)), 1.0, 1.0, inst.num_jobs)
+
+
+def _capacity_rows(inst: ElasticInstance, columns: list[Column]) -> RowBlock:
+    """(8a)/(17a): sum_l f_jh^r(l) x_l <= C_h^r for every (t, h, r); row (t H + h) R + r."""
+    h_count, r_count = inst.num_servers, len(inst.resources)
+    rows, cols, vals = [], [], []
+    for k, c in enumerate(columns):
+        hs, rs = c.config.usage.nonzero()
+        slots = np.arange(c.start, c.end)
+        cell = (slots[:, None] * h_count + hs) * r_count + rs  # [slot, nonzero]
+        rows.append(cell.ravel())
+        cols.append(np.full(cell.size, inst.num_jobs + k))
+        vals.append(np.tile(c.config.usage[hs, rs], len(slots)))
+    cap = np.array([s.capacity for s in inst.servers], dtype=float)
+    return RowBlock(
+        np.concatenate([np.zeros(0, dtype=np.int64), *rows]),
+        np.concatenate([np.zeros(0, dtype=np.int64), *cols]),
+        np.concatenate([np.zeros(0), *vals]),
+        np.full(inst.horizon * h_count * r_count, -np.inf),
+        np.tile(cap.ravel(), inst.horizon),
+    )
+
+
+def master_matrix(inst: ElasticInstance, columns: list[Column]) -> MatrixModel:
+    """The LP relaxation of the minimization form of (8)/(17) over ``columns``: variables
+    art_0..art_{J-1} (cost :func:`_penalty`, no resource) then x_l in [0, 1]."""
+    n = inst.num_jobs + len(columns)
+    blocks = [_one_schedule_rows(inst, columns), _capacity_rows(inst, columns)]
+    matrix, lower, upper = stack_rows(blocks, n)
+    real = [c.cost(inst) for c in columns]
+    cost = np.concatenate([np.full(inst.num_jobs, _penalty(inst)), np.array(real, dtype=float)])
+    return MatrixModel(cost, matrix, lower, upper, np.zeros(n), np.ones(n))
+
+
 def solve_master(
     inst: ElasticInstance, columns: list[Column], options: SolveOptions
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """The restricted master LP: its value, pi [J] and prices Y [T, H, R] (>= 0)."""
-    from pyomo.contrib.solver.common.factory import SolverFactory
+    """The restricted master LP (HiGHS, :func:`solve_matrix`): its value, pi [J] and prices
+    Y [T, H, R] (>= 0; HiGHS gives a non-positive dual to an active upper side)."""
+    res = solve_matrix(master_matrix(inst, columns), replace(options, time_limit=None))
+    assert res.objective is not None and res.row_dual is not None
+    pi = res.row_dual[: inst.num_jobs]
+    shape = (inst.horizon, inst.num_servers, len(inst.resources))
+    prices = np.maximum(0.0, -res.row_dual[inst.num_jobs :]).reshape(shape)
+    return res.objective, pi, prices
 
-    model = build_packing(inst, columns, relax=True, penalty=_penalty(inst))
-    opt = SolverFactory("highs")
-    res = opt.solve(
-        model,
-        load_solutions=False,
-        raise_exception_on_nonoptimal_result=False,
-        solver_options={"threads": options.threads, "random_seed": options.seed},
-    )
-    duals = res.solution_loader.get_duals()
-    pi = np.array([duals[model.one_schedule[j]] for j in range(inst.num_jobs)])
-    prices = np.zeros((inst.horizon, inst.num_servers, len(inst.resources)))
-    for (t, h, r), con in model.capacity.items():
-        prices[t, h, r] = max(0.0, -duals[con])  # any Y >= 0 gives a valid bound
-    return float(res.incumbent_objective), pi, prices
+
+def certified_bound(
+    inst: ElasticInstance, columns: list[Column], prices: np.ndarray, priced: list[float]
+) -> float:
+    """:func:`safe_dual_bound` of the master over ``columns`` with multipliers pi_j = the
+    cheapest priced cost of job j over all of Gamma_j (``priced``) and -Y on the capacity
+    rows. Every schedule of Gamma_j then has reduced cost >= 0, so the value is L(Y) of the
+    module docstring: a lower bound on the LP over every schedule, rounding included."""
+    duals = np.concatenate([np.array(priced, dtype=float), -prices.ravel()])
+    return safe_dual_bound(master_matrix(inst, columns), duals)
 
 
 def lagrangian_round(
@@ -122,7 +170,8 @@ def column_generation(
         value, pi, prices = solve_master(inst, columns, options)
         out.iterations += 1
         out.lp_value = value
-        lb, priced = lagrangian_round(inst, prices)
+        _, priced = lagrangian_round(inst, prices)
+        lb = certified_bound(inst, columns, prices, [c for c, _ in priced])
         out.bound = max(out.bound or -math.inf, lb)
         out.history.append((value, lb))
         new = [
@@ -155,4 +204,11 @@ def full_lp(inst: ElasticInstance, columns: list[Column]) -> float:
     return res.objective
 
 
-__all__ = ["ColumnGeneration", "column_generation", "full_lp", "lagrangian_round"]
+__all__ = [
+    "ColumnGeneration",
+    "certified_bound",
+    "column_generation",
+    "full_lp",
+    "lagrangian_round",
+    "master_matrix",
+]
