@@ -119,44 +119,80 @@ def test_theorem4_property_random_small(tmp_path_factory, seed):
         warnings.warn(f"Theorem 4 counterexample saved to {path}: {theorem}", stacklevel=1)
 
 
-def test_sweep_saves_every_violation(tmp_path, monkeypatch):
-    """The sweep's records agree with a second exact route and with Lemma 3's alpha, and exactly
-    the records with a violation are saved (two are flagged here: random small instances have
-    not yet produced a real one)."""
-    import numpy as np
+def test_sweep_runs_on_the_core_runner_and_saves_every_violation(tmp_path):
+    """Theorem 4 through the core's verify runner: the rows agree with a second exact route and
+    with Lemma 3's alpha; exactly the violating instances are saved (two are made to violate
+    here by an impossible bound) and each is shrunk to one task on one GPU, the smallest
+    instance on which any ratio >= 1 exceeds 0.5."""
+    from dlsched.models.hare.theorems import THEOREMS, small
+    from dlsched.verify.runner import VerifyOptions, read_log, run
 
-    from dlsched.models.hare import guarantees
+    base = next(t for t in THEOREMS if t.id == "002-thm4")
 
-    real = guarantees.theorem4_record
+    def flagged(inst):
+        return 0.5 if inst.name.endswith(("-s4", "-s6")) else base.bound(inst)
 
-    def flag_some(inst, so, methods):
-        rec = real(inst, so, methods)
-        if inst.name.endswith(("-1", "-3")):
-            rec = dataclasses.replace(rec, violations=(*rec.violations, "flagged by the test"))
-        return rec
-
-    monkeypatch.setattr(guarantees, "theorem4_record", flag_some)
-    records, saved = sweep(4, seed=3, directory=tmp_path, solve_options=SO, max_tasks=4)
-    rng = np.random.default_rng(3)  # the sweep draws its instances in this order
-    instances = [random_small_instance(rng, name=f"sweep-s3-{k}", max_tasks=4) for k in range(4)]
-    assert [r.instance for r in records] == [i.name for i in instances]
-    for inst, r in zip(instances, records, strict=True):
-        assert r.alpha == lemma3_alpha(inst)
-        assert r.guarantee == pytest.approx(r.alpha * (2 + r.alpha))
+    theorem = dataclasses.replace(base, bound=flagged)
+    opts = VerifyOptions(count=4, first_seed=3, solve=SO, workers=0, progress=False)
+    summary = run([theorem], tmp_path, opts)
+    rows = read_log(tmp_path / "verify.jsonl")
+    instances = {theorem.instance(s).name: theorem.instance(s) for s in range(3, 7)}
+    assert {r["instance"] for r in rows} == set(instances)
+    for name, inst in instances.items():
+        ref = next(r for r in rows if r["instance"] == name and r["method"] == "exact-cpsat")
+        alg = next(r for r in rows if r["instance"] == name and r["method"] == "hare")
+        rec = ref["details"]["record"]
+        assert rec["alpha"] == lemma3_alpha(inst)
+        assert alg["bound"] == pytest.approx(flagged(inst))
         milp = run_method(inst, "exact-milp", MethodOptions(solve=SO))
-        assert r.optimum_status == "optimal" and milp.status == Status.OPTIMAL
-        assert r.optimum == pytest.approx(milp.objective, rel=1e-6, abs=1e-6)
-        assert r.relaxation <= r.optimum * (1 + 1e-6)
+        assert ref["reference_kind"] == "optimum" and milp.status == Status.OPTIMAL
+        assert ref["value"] == pytest.approx(milp.objective, rel=1e-6, abs=1e-6)
         hare = run_method(inst, "hare", MethodOptions(solve=SO))
-        assert r.algorithm["hare"] == pytest.approx(hare.objective)
-        assert r.ratio["hare"] == pytest.approx(hare.objective / milp.objective, rel=1e-6)
-        assert r.ratio["hare"] >= 1 - 1e-9
-    flagged = {r.instance: r for r in records if r.violations}
-    assert {"sweep-s3-1", "sweep-s3-3"} <= set(flagged)
-    assert sorted(p.name for p in saved) == sorted(f"counterexample-{n}.json" for n in flagged)
-    by_name = {i.name: i for i in instances}
-    for path in saved:
-        payload = json.loads(path.read_text())
-        name = payload["instance"]["name"]
-        assert from_dict(payload["instance"]) == by_name[name]
-        assert payload["record"]["violations"] == list(flagged[name].violations)
+        assert alg["value"] == pytest.approx(hare.objective)
+        assert alg["ratio"] == pytest.approx(hare.objective / milp.objective, rel=1e-6)
+        assert alg["ratio"] >= 1 - 1e-9
+        assert alg["holds"] is (not name.endswith(("-s4", "-s6")))
+    assert small(4) == dataclasses.replace(instances["002-thm4-s4"], name=small(4).name)
+    bad = sorted(r["instance"] for r in summary.violations)
+    assert bad == ["002-thm4-s4", "002-thm4-s6"]
+    cx = tmp_path / "counterexamples"
+    saved = sorted(p.name for p in cx.glob("*.json") if not p.name.endswith("-min.json"))
+    assert len(saved) == 2 and len(summary.minimal) == 2
+    for r in summary.violations:
+        stem = f"002-thm4-{r['instance_hash']}-hare"
+        payload = json.loads((cx / f"{stem}.json").read_text())
+        assert from_dict(payload["instance"]) == instances[r["instance"]]
+        assert payload["record"]["holds"] is False
+        tiny = from_dict(json.loads((cx / f"{stem}-min.json").read_text())["instance"])
+        assert (tiny.num_gpus, tiny.num_tasks) == (1, 1)
+
+
+def test_sweep_keeps_its_records_and_resumes(tmp_path):
+    """The family's sweep (kept for the notebook) returns Theorem 4 records read back from the
+    core's log; a second call reuses the log instead of solving again."""
+    records, saved = sweep(2, seed=3, directory=tmp_path, solve_options=SO, max_tasks=4)
+    assert [r.instance for r in records] == ["002-thm4-s3", "002-thm4-s4"]
+    assert all(r.optimum_status == "optimal" and r.ratio["hare"] >= 1 - 1e-9 for r in records)
+    assert saved == []
+    lines = (tmp_path / "verify.jsonl").read_text()
+    again, _ = sweep(2, seed=3, directory=tmp_path, solve_options=SO, max_tasks=4)
+    assert again == records and (tmp_path / "verify.jsonl").read_text() == lines
+
+
+def test_lemma2_shrinks_the_bundled_counterexample_to_a_local_minimum():
+    """Lemma 2 fails on the bundled counterexample: RL starts every task but d's at 0, so
+    H = 0.5 for the five light jobs and the fifth one in pi has 5 units of training before it
+    on the GPU against 2 H = 1 (b has 7 > 2 H_b = 2, E002-8). Greedy shrinking keeps a
+    violation, and no single further removal does."""
+    from dlsched.models.hare.theorems import THEOREMS
+    from dlsched.verify.runner import shrink, violates
+
+    lemma2 = next(t for t in THEOREMS if t.id == "002-lemma2")
+    inst = load("hare/theorem4-counterexample")
+    row = violates(lemma2, inst, "hare", SO)
+    assert row is not None and row["ratio"] == pytest.approx(5.0)
+    assert row["details"]["task"] == "a5/r0/k0" and row["details"]["H"] == pytest.approx(0.5)
+    small, last, tries = shrink(lemma2, inst, "hare", SO, budget=200)
+    assert last is not None and last["holds"] is False and tries < 200
+    assert small.num_tasks < inst.num_tasks
+    assert all(violates(lemma2, c, "hare", SO) is None for c in lemma2.shrink(small))

@@ -161,11 +161,10 @@ def shrink(theorem: Theorem, inst: Any, method: str, solve: SolveOptions, budget
     return current, row, tries
 
 
-def shrink_task(theorem_id: str, data: dict[str, Any], method: str, solve: SolveOptions,
+def shrink_task(theorem: Theorem, data: dict[str, Any], method: str, solve: SolveOptions,
                 budget: int) -> tuple[dict[str, Any], dict[str, Any] | None, int]:  # fmt: skip
     """:func:`shrink` on an instance given as JSON data (a worker's task)."""
-    t = registry()[theorem_id]
-    small, row, tries = shrink(t, from_dict(data), method, solve, budget)
+    small, row, tries = shrink(theorem, from_dict(data), method, solve, budget)
     return to_dict(small), row, tries
 
 
@@ -299,7 +298,7 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
                 summary.skipped += 1
             else:
                 todo.append((t, inst))
-        calls = [(measure_instance, (t.id, inst, options.solve)) for t, inst in todo]
+        calls = [(measure_instance, (t.id, inst, options.solve, t)) for t, inst in todo]
         summary.tasks = len(calls)
         with _bar(len(calls), "verify", options) as bar:
             for n, rows in execute(calls, options):
@@ -339,7 +338,7 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
             if (cx / f"{_stem(r)}-min.json").exists():
                 continue
             data = json.loads((cx / f"{_stem(r)}.json").read_text())["instance"]
-            args = (r["theorem"], data, r["method"], options.solve, options.shrink_budget)
+            args = (ids[r["theorem"]], data, r["method"], options.solve, options.shrink_budget)
             calls.append((shrink_task, args))
             rows.append(r)
     saved = []

@@ -8,8 +8,10 @@ Hare_Sched). The proof goes through H_i <= the relaxation, so the ratio of Algor
 relaxation is reported too (``ratio_to_relaxation``): exceeding the guarantee there contradicts
 the proof's chain (22) without contradicting the theorem.
 
-Any instance on which a stated bound fails is written as a JSON counterexample (instance and
-record) by :func:`save_counterexample` and returned in the sweep's report; nothing is dropped.
+The sweep over random instances is the core's (``dlsched verify``, :mod:`dlsched.verify`): this
+module keeps what is particular to the theorem (the guarantee, the per-instance record, the
+instance generator). Any instance on which a stated bound fails is written as a JSON
+counterexample (instance and record) and reported; nothing is dropped.
 """
 
 from __future__ import annotations
@@ -168,14 +170,36 @@ def sweep(
     solve_options: SolveOptions | None = None,
     **size: int,
 ) -> tuple[list[Theorem4Record], list[Path]]:
-    """Theorem 4 over ``count`` random small instances; counterexamples are saved (when a
-    directory is given) and always returned in the records' ``violations``."""
-    rng = np.random.default_rng(seed)
-    records, saved = [], []
-    for k in range(count):
-        inst = random_small_instance(rng, name=f"sweep-s{seed}-{k}", **size)
-        rec = theorem4_record(inst, solve_options, methods)
-        records.append(rec)
-        if rec.violations and directory is not None:
-            saved.append(save_counterexample(inst, rec, directory))
+    """Theorem 4 (``002-thm4`` of :mod:`.theorems`) over ``count`` random small instances
+    (instance k drawn by :func:`random_small_instance` with seed ``seed + k`` and ``size``),
+    run by the core's verify runner in this process: one JSON line per comparison in
+    ``directory/verify.jsonl`` (resumable), every violation saved under
+    ``directory/counterexamples`` and shrunk. Returns each instance's record and the saved
+    files (instances, then minimal counterexamples). Without a directory the run goes to a
+    temporary folder and nothing is kept."""
+    import dataclasses
+    import tempfile
+
+    from dlsched.models.hare.theorems import THEOREMS
+    from dlsched.verify.runner import VerifyOptions, read_log, run
+
+    def draw(s: int, jobs: int | None = None, gpus: int | None = None) -> HareInstance:
+        return random_small_instance(np.random.default_rng(s), **size)
+
+    base = next(t for t in THEOREMS if t.id == "002-thm4")
+    theorem = dataclasses.replace(base, methods=tuple(methods), generate=draw)
+    so = solve_options or SolveOptions()
+    opts = VerifyOptions(count=count, first_seed=seed, solve=so, workers=0, progress=False)
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(directory) if directory is not None else Path(scratch)
+        run([theorem], folder, opts)
+        wanted = {f"002-thm4-s{seed + k}" for k in range(count)}
+        records = [
+            Theorem4Record(**{**r["details"]["record"], "violations": tuple(
+                r["details"]["record"]["violations"])})
+            for r in read_log(folder / "verify.jsonl")
+            if r["method"] == theorem.reference and r["instance"] in wanted
+            and r["time_limit"] == so.time_limit and r["seed"] == so.seed
+        ]  # fmt: skip
+        saved = sorted((folder / "counterexamples").glob("*.json")) if directory else []
     return records, saved
