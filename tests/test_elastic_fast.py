@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dlsched.errors import InfeasibleSolutionError
+from dlsched.errors import InfeasibleSolutionError, OptionError
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.elastic.algorithms import Ledger, a_maxweight, lam
 from dlsched.models.elastic.check import check_schedule
@@ -175,3 +175,23 @@ def test_every_method_is_checked_and_bounded_by_exact(seed, arch, jobs, servers)
     assert lp.details["converged"]
     full = full_lp(inst, all_columns(inst, enumerate_all(inst)))
     assert lp.bound == pytest.approx(full, rel=1e-6, abs=1e-6)
+
+
+def test_plot_draws_every_job_on_every_server_it_uses(tmp_path) -> None:
+    from dlsched.instances import load
+    from dlsched.models.elastic import FAMILY
+    from dlsched.models.elastic.gantt import lanes
+
+    inst = generate(4, 2, 3, horizon=16)
+    out = run_method(inst, "a-online")
+    path = FAMILY.plot(inst, out, tmp_path / "gantt.png")
+    assert path.stat().st_size > 0
+    for h in range(inst.num_servers):  # jobs in one lane never overlap in time
+        here = [e for e in out.solution.entries if e.workers[h] or e.ps[h]]
+        lane_of, _ = lanes(here)
+        for a in range(len(here)):
+            for b in range(a):
+                if lane_of[a] == lane_of[b]:
+                    assert here[a].end <= here[b].start or here[b].end <= here[a].start
+    with pytest.raises(OptionError, match="no schedule"):
+        FAMILY.plot(load("elastic/intro-cifar10"), run_method(inst, "lp-bound"), tmp_path / "x.png")

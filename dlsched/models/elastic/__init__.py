@@ -20,7 +20,6 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dlsched.errors import OptionError
 from dlsched.families import Guarantee
 from dlsched.models.elastic.instance import (
     ElasticInstance,
@@ -65,7 +64,10 @@ class ElasticFamily:
         return generate(jobs, workers, seed, **params)
 
     def plot(self, instance: ElasticInstance, outcome: Outcome, path: Path) -> Path:
-        raise OptionError("--plot", str(path), "the elastic family has no plot")
+        """Per-server Gantt chart of the outcome's schedule (:mod:`.gantt`)."""
+        from dlsched.models.elastic.gantt import save_gantt
+
+        return save_gantt(instance, outcome, Path(path))
 
     def guarantees(self) -> Mapping[str, Guarantee]:
         from dlsched.models.elastic.guarantees import GUARANTEES
