@@ -195,3 +195,18 @@ def test_plot_draws_every_job_on_every_server_it_uses(tmp_path) -> None:
                     assert here[a].end <= here[b].start or here[b].end <= here[a].start
     with pytest.raises(OptionError, match="no schedule"):
         FAMILY.plot(load("elastic/intro-cifar10"), run_method(inst, "lp-bound"), tmp_path / "x.png")
+
+
+def test_theorem_sweeps_report_assumptions_and_resume(tmp_path) -> None:
+    from dlsched.models.elastic.guarantees import theorem3_sweep, theorem5_sweep
+
+    insts = [generate(3, 2, s, horizon=12) for s in range(2)]
+    rows = theorem5_sweep(insts, tmp_path / "t5.jsonl", tmp_path / "cx")
+    assert [r["instance"] for r in rows] == [i.name for i in insts]
+    for r in rows:
+        assert r["reference_kind"] == "optimum" and r["ratio"] >= 1 - 1e-9
+        assert r["guarantee"] == 4 * r["alpha"] and r["holds"] is (r["ratio"] <= r["guarantee"])
+        assert {"small_demand", "weight_at_least_consumption"} <= set(r["assumptions"])
+    assert theorem5_sweep(insts, tmp_path / "t5.jsonl") == []  # resumed: nothing left to run
+    for rec in theorem3_sweep(insts[:1], 6, tmp_path / "cx"):
+        assert rec.algorithm <= rec.optimum + 1e-9 and "max_share" in rec.assumptions

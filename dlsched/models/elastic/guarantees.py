@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,6 @@ import numpy as np
 import pyomo.environ as pyo
 
 from dlsched.families import Guarantee
-from dlsched.instances import to_dict, write_text_atomic
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.elastic.algorithms import Ledger, a_maxweight, alpha_theorem5, lam
 from dlsched.models.elastic.enumerate import enumerate_all, ps_count
@@ -341,13 +341,52 @@ def theorem5_record(inst: ElasticInstance, options: MethodOptions | None = None)
 
 
 def save_counterexample(inst: ElasticInstance, record: Any, directory: Path) -> Path:
-    """``{"instance": ..., "record": ...}`` in ``directory/counterexample-<name>.json``."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    """``{"instance": ..., "record": ...}`` in ``directory/counterexample-<name>.json``
+    (:func:`dlsched.bounds.save_counterexample`)."""
+    from dlsched import bounds
+
     rec = {
         k: (None if isinstance(v, float) and not math.isfinite(v) else v)
         for k, v in asdict(record).items()
     }
-    payload = {"instance": to_dict(inst), "record": rec}
-    path = directory / f"counterexample-{inst.name}.json"
-    return write_text_atomic(path, json.dumps(payload, indent=1, default=str) + "\n")
+    rec = json.loads(json.dumps(rec, default=str))
+    return bounds.save_counterexample(inst, rec, directory, stem=f"counterexample-{inst.name}")
+
+
+# --- sweeps -----------------------------------------------------------------------------------
+
+
+def theorem5_sweep(
+    instances: Iterable[ElasticInstance],
+    path: Path,
+    counterexamples: Path | None = None,
+    options: MethodOptions | None = None,
+) -> list[dict[str, Any]]:
+    """Theorem 5 over ``instances`` by :func:`dlsched.bounds.sweep` (a-online against the
+    certified ``exact``, guarantee 4 alpha; records appended to ``path``, resumable, violations
+    saved under ``counterexamples``), each new record returned with Section 5.1's assumptions
+    beside its ratio."""
+    from dlsched import bounds
+
+    out = []
+    for inst in instances:
+        for rec in bounds.sweep([inst], ["a-online"], path, "exact", options, counterexamples):
+            if rec.method != "a-online":
+                continue
+            f_value, lam_value = lam(inst)
+            row = {**rec.to_json(), "alpha": alpha_theorem5(inst, lam_value)}
+            out.append({**row, "assumptions": assumptions(inst, lam_value, f_value)})
+    return out
+
+
+def theorem3_sweep(
+    instances: Iterable[ElasticInstance], tau: int | None = None, directory: Path | None = None
+) -> list[Theorem3Record]:
+    """:func:`theorem3_record` of every instance; violations saved in ``directory``."""
+    out = []
+    for inst in instances:
+        rec = theorem3_record(inst, tau)
+        if rec.violations and directory is not None:
+            save_counterexample(inst, rec, directory)
+        out.append(rec)
+    return out
