@@ -102,3 +102,12 @@ def test_save_is_atomic_and_keeps_existing_file(tmp_path: Path) -> None:
         save(inst, tmp_path / "no-such-dir" / "x.json")
     assert target.read_text() == "precious"
     assert list(tmp_path.iterdir()) == [target]
+
+
+def test_instance_hash_is_per_content_and_cached_per_object():
+    from dataclasses import replace
+
+    a, b = load("hare/toy-2gpu"), load("hare/toy-2gpu")
+    assert a is not b and instance_hash(a) == instance_hash(b) == instance_hash(a)
+    c = replace(a, jobs=a.jobs[:-1])
+    assert instance_hash(c) != instance_hash(a)

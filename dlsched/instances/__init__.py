@@ -14,6 +14,7 @@ import json
 import os
 import re
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -170,10 +171,30 @@ def write_text_atomic(path: Path, text: str) -> Path:
     return path
 
 
+#: id(instance) -> (weak reference to it, its hash); instances are frozen, so the hash of one
+#: object never changes, and at 80,000 tasks the JSON dump behind it costs seconds.
+_HASHES: dict[int, tuple[weakref.ref[Any], str]] = {}
+
+
 def instance_hash(instance: Any) -> str:
-    """Content hash of the canonical JSON form (first 16 hex digits of SHA-256)."""
+    """Content hash of the canonical JSON form (first 16 hex digits of SHA-256), computed once
+    per instance object."""
+    key = id(instance)
+    hit = _HASHES.get(key)
+    if hit is not None and hit[0]() is instance:
+        return hit[1]
     canon = json.dumps(to_dict(instance), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canon.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(canon.encode()).hexdigest()[:16]
+
+    def forget(_ref: weakref.ref[Any]) -> None:
+        _HASHES.pop(key, None)
+
+    try:
+        ref = weakref.ref(instance, forget)
+    except TypeError:  # an object that takes no weak reference: not cached
+        return digest
+    _HASHES[key] = (ref, digest)
+    return digest
 
 
 __all__ = [
