@@ -198,10 +198,12 @@ def test_mapping_milp_equals_brute_force_and_bounds_heavy_edge(case) -> None:
         return
     cluster = replace(CLUSTER, servers=len(free))
     brute = min(alpha_ms(job, cluster, p) for p in all_placements(job, free))
-    place, bound, hit = exact_mapping(job, cluster, tuple(free), SolveOptions(time_limit=20))
-    assert place is not None and not hit
-    assert alpha_ms(job, cluster, place) == pytest.approx(brute, rel=1e-7, abs=1e-7)
-    assert bound is not None and bound <= brute + 1e-6
+    for solver in ("highs", "cpsat"):
+        opts = SolveOptions(time_limit=20)
+        place, bound, hit = exact_mapping(job, cluster, tuple(free), opts, solver)
+        assert place is not None and not hit
+        assert alpha_ms(job, cluster, place) == pytest.approx(brute, rel=1e-7, abs=1e-7)
+        assert bound is not None and brute - 1e-6 <= bound <= brute + 1e-9 * brute
     caps, left = [], job.gpus
     for m in sorted(range(len(free)), key=lambda m: -free[m]):
         caps.append((m, min(free[m], left)))
@@ -214,10 +216,41 @@ def test_mapping_milp_equals_brute_force_and_bounds_heavy_edge(case) -> None:
 def test_mapping_methods_certify_and_compare(name) -> None:
     inst = load(name)
     ex = run_method(inst, "mapping-exact")
+    hi = run_method(inst, "mapping-exact", MethodOptions(params={"solver": "highs"}))
     he = run_method(inst, "heavy-edge")
-    assert str(ex.status) == "optimal"
+    assert str(ex.status) == "optimal" and str(hi.status) == "optimal"
+    assert ex.objective == pytest.approx(hi.objective, rel=1e-9)
     assert he.objective >= ex.objective - 1e-6
     assert set(ex.details["alpha_ms"]) == {j.name for j in inst.jobs}
+
+
+@pytest.mark.parametrize(
+    ("model", "config", "free"),
+    [
+        ("VGG19", (4, 2, 1, 1), (1, 0, 1, 1, 1, 2, 2, 0)),
+        ("VGG19", (4, 2, 1, 1), (2, 0, 0, 2, 0, 4, 0, 0)),
+        ("GPT-175B", (1,) * 16, (2, 4, 1, 3, 1, 0, 3, 2)),
+        ("ResNet152", (2, 2), (8, 8, 8, 8)),  # a case CP-SAT's presolve got wrong
+    ],
+)
+def test_cpsat_and_highs_placement_models_agree_on_table2_cases(model, config, free) -> None:
+    from dlsched.models.ddlwmp.profiles import stages
+
+    cluster = Cluster(servers=len(free), gpus_per_server=8, inter_gbps=10.0, intra_gbps=2400.0)
+    job = Job(model, 0.0, 1, stages(model, config))
+    got = {
+        solver: exact_mapping(job, cluster, free, SolveOptions(time_limit=20), solver)
+        for solver in ("cpsat", "highs")
+    }
+    alphas = {s: alpha_ms(job, cluster, p) for s, (p, _, _) in got.items()}
+    assert alphas["cpsat"] == pytest.approx(alphas["highs"], rel=1e-9)
+    for s, (_, bound, hit) in got.items():
+        assert not hit and alphas[s] - 1e-6 <= bound <= alphas[s] * (1 + 1e-9)
+
+
+def test_mapping_solver_option_is_validated() -> None:
+    with pytest.raises(OptionError, match="solver"):
+        run_method(load("ddlwmp/toy-2x4"), "mapping-exact", MethodOptions(params={"solver": "x"}))
 
 
 # --- exact, bounds, online ----------------------------------------------------------------------

@@ -154,7 +154,7 @@ def all_placements(job: Job, free: Sequence[int]) -> Iterator[Placement]:
 # --- the exact placement MILP -----------------------------------------------------------------
 
 
-def _big_m(job: Job, cluster: Cluster) -> float:
+def big_m(job: Job, cluster: Cluster) -> float:
     """An upper bound of every beta^m_s: the largest of each comm term, and AllReduce at x=1."""
     best = 0.0
     for s in range(len(job.stages)):
@@ -184,7 +184,7 @@ def build_mapping_model(job: Job, cluster: Cluster, free: Sequence[int]) -> Any:
         ],
     )
     mdl.y = pyo.Var(mdl.COUNTS, domain=pyo.Binary)
-    big = _big_m(job, cluster)
+    big = big_m(job, cluster)
     mdl.alpha = pyo.Var(bounds=(0, big))
 
     def x(s: int, m: int) -> Any:
@@ -241,6 +241,7 @@ def decode_mapping(mdl: Any, job: Job, values: dict[str, float]) -> Placement:
 __all__ = [
     "all_placements",
     "alpha_tilde_min",
+    "big_m",
     "build_mapping_model",
     "decode_mapping",
     "heavy_edge",

@@ -6,15 +6,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from dlsched.errors import OptionError
 from dlsched.models import MethodOptions
 from dlsched.models.ddlwmp.alpha import Placement, alpha_ms
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job
 from dlsched.models.ddlwmp.mapping import (
+    big_m,
     build_mapping_model,
     decode_mapping,
     heavy_edge,
     most_free_caps,
 )
+from dlsched.models.ddlwmp.mapping_cpsat import solve_mapping_cpsat
 from dlsched.models.ddlwmp.solution import JobMapping
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import SolveOptions, solve
@@ -35,10 +38,32 @@ def _details(instance: DdlwmpInstance, placements: list[Placement]) -> dict[str,
     }
 
 
+#: the placement solvers; ``auto`` is CP-SAT, the faster on the Table II cases
+#: (benchmarks/RESULTS_ddlwmp.md, section 1: both routes side by side)
+MAPPING_SOLVERS = ("auto", "cpsat", "highs")
+
+
 def exact_mapping(
+    job: Job,
+    cluster: Cluster,
+    free: tuple[int, ...],
+    options: SolveOptions,
+    solver: str = "auto",
+) -> tuple[Placement | None, float | None, bool]:
+    """(placement, proven lower bound on alpha, hit the limit) of the placement ILP, by the
+    native CP-SAT model (:mod:`.mapping_cpsat`, Heavy-Edge as its hint) or the Pyomo MILP
+    solved by HiGHS."""
+    if solver not in MAPPING_SOLVERS:
+        raise OptionError("solver", solver, f"expected one of {', '.join(MAPPING_SOLVERS)}")
+    if solver in ("auto", "cpsat"):
+        hint = heavy_edge(job, most_free_caps(free, job.gpus))
+        return solve_mapping_cpsat(job, cluster, free, big_m(job, cluster), options, hint)
+    return _highs_mapping(job, cluster, free, options)
+
+
+def _highs_mapping(
     job: Job, cluster: Cluster, free: tuple[int, ...], options: SolveOptions
 ) -> tuple[Placement | None, float | None, bool]:
-    """(placement, proven lower bound on alpha, hit the limit) of the placement MILP."""
     mdl = build_mapping_model(job, cluster, free)
     # HiGHS's default feasibility tolerance (1e-6) lets alpha sit 1e-6 below the bottleneck
     # beta, and its bound with it: summed over jobs that exceeds certify's EPSILON
@@ -50,13 +75,14 @@ def exact_mapping(
 
 def run_mapping_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
     t0 = time.perf_counter()
+    solver = opts.param("solver", "auto")
     free = instance.cluster.free()
     placements: list[Placement] = []
     bound, hit = 0.0, False
     for job in instance.jobs:
         left = opts.solve.remaining(time.perf_counter() - t0)
         place, b, limit = exact_mapping(
-            job, instance.cluster, free, opts.solve.with_(time_limit=left)
+            job, instance.cluster, free, opts.solve.with_(time_limit=left), solver
         )
         hit = hit or limit
         if place is None:
@@ -92,4 +118,4 @@ def run_heavy_edge(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
     )
 
 
-__all__ = ["exact_mapping", "run_heavy_edge", "run_mapping_exact"]
+__all__ = ["MAPPING_SOLVERS", "exact_mapping", "run_heavy_edge", "run_mapping_exact"]

@@ -157,7 +157,10 @@ METHODS: dict[str, Method] = {
         Method(
             "mapping-exact",
             run_mapping_exact,
-            "each job's minimum alpha on the free GPUs (placement MILP); sum of alpha, ms",
+            "each job's minimum alpha on the free GPUs (placement ILP, CP-SAT or HiGHS);"
+            " sum of alpha, ms",
+            False,
+            ("solver",),
         ),
         Method("heavy-edge", run_heavy_edge, "Heavy-Edge mapping of each job on the free GPUs, ms"),
         *(
