@@ -116,9 +116,9 @@ def test_shapes_keep_only_the_fewest_workers_of_each_duration() -> None:
     inst = generate(3, 3, 5)
     for j in range(inst.num_jobs):
         seen = set()
-        for sh in job_shapes(inst, j):
-            assert (sh.m, sh.p, sh.q, sh.d) not in seen
-            seen.add((sh.m, sh.p, sh.q, sh.d))
+        for m, p, _, q, d in job_shapes(inst, j).tolist():
+            assert (m, p, q, d) not in seen
+            seen.add((m, p, q, d))
 
 
 def test_limit_does_not_change_what_a_maxweight_schedules() -> None:

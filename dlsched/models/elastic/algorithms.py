@@ -285,7 +285,7 @@ class OnlinePolicy:
         from dlsched.models.elastic.fastprice import all_shapes
 
         shapes = all_shapes(self.inst)[j]
-        shortest = shapes[0].d if shapes else self.inst.horizon + 1
+        shortest = int(shapes[0, 4]) if len(shapes) else self.inst.horizon + 1
         return self.alpha * 2 ** (self.round - 1) + shortest > self.inst.horizon
 
     def _fall_back(self, now: int, jobs: list[int]) -> None:

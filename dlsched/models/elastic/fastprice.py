@@ -145,9 +145,9 @@ class Static:
                     self.spread[m, p] = _spread_fits(inst, cap, m, p, np.arange(1, most + 1))
 
 
-def job_shapes(inst: ElasticInstance, j: int, static: Static | None = None) -> list[Shape]:
-    """The shapes of job j worth visiting, by duration (see the module docstring).
-    ``static``: :class:`Static` of the instance (computed when not given)."""
+def job_shapes(inst: ElasticInstance, j: int, static: Static | None = None) -> Arr:
+    """The shapes of job j worth visiting, by duration (see the module docstring): rows
+    (m, p, N, q, d) of an integer array. ``static``: :class:`Static` of the instance."""
     st = Static(inst) if static is None else static
     chunks = inst.jobs[j].chunks
     ns = np.arange(1, chunks + 1)
@@ -165,25 +165,24 @@ def job_shapes(inst: ElasticInstance, j: int, static: Static | None = None) -> l
         rows.append(np.stack([ms[i], ps[k], n + 1, np.full(len(i), int(q)), ds[i, k, n]], 1))
     arr = np.concatenate(rows)
     arr = arr[np.argsort(arr[:, 4], kind="stable")]
-    return [Shape(m, p, n, bool(q), d) for m, p, n, q, d in arr.tolist()]
+    return arr
 
 
 def consumption_floor(inst: ElasticInstance, j: int) -> float:
     """A lower bound on the least total consumption of job j: d (N e + z) summed over the
     resources for its cheapest shape (one PS at least under PS; inf when no shape fits)."""
-    shapes = all_shapes(inst)[j]
-    if not shapes:
+    arr = all_shapes(inst)[j]
+    if not len(arr):
         return math.inf
     e = np.array([t.demand for t in inst.worker_types]).sum(axis=1)
     z = np.array([t.demand for t in inst.ps_types]).sum(axis=1) if inst.is_ps else np.zeros(1)
-    arr = np.array([(s.m, s.p, s.n, s.d) for s in shapes])
-    return float((arr[:, 3] * (arr[:, 2] * e[arr[:, 0]] + z[arr[:, 1]])).min())
+    return float((arr[:, 4] * (arr[:, 2] * e[arr[:, 0]] + z[arr[:, 1]])).min())
 
 
-_SHAPES: dict[int, tuple[ElasticInstance, list[list[Shape]]]] = {}
+_SHAPES: dict[int, tuple[ElasticInstance, list[Arr]]] = {}
 
 
-def all_shapes(inst: ElasticInstance) -> list[list[Shape]]:
+def all_shapes(inst: ElasticInstance) -> list[Arr]:
     """:func:`job_shapes` of every job, kept for the last few instances asked about."""
     got = _SHAPES.get(id(inst))
     if got is None or got[0] is not inst:
@@ -245,6 +244,15 @@ class Window:
             fits = caps > 0
             least = float(alpha[fits].min()) if fits.any() else math.inf
             self._cache[key] = (alpha, caps, least)
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def ps_least(self, p: int, d: int) -> float:
+        """The least price of one type-p PS at any start and server (every schedule under
+        PS has one at least)."""
+        key = ("pl", p, d)
+        if key not in self._cache:
+            beta = self.ps(p, d)
+            self._cache[key] = float(beta.min()) if beta.size else math.inf
         return self._cache[key]  # type: ignore[no-any-return]
 
     def starts(self, d: int) -> Arr:
@@ -503,6 +511,7 @@ class FastOracle:
         first start is then as good as any, and only it is looked at)."""
         self.inst, self.exact, self.stationary = inst, exact, stationary
         self.shapes = all_shapes(inst)
+        self._rows: dict[int, list[list[int]]] = {}
         self._key: tuple[Any, ...] | None = None
         self._windows: dict[tuple[int, int], Window] = {}
         self.visited = 0  # shapes evaluated (for the record)
@@ -527,24 +536,28 @@ class FastOracle:
     ) -> Priced:
         first, hi = max(window[0], inst.jobs[j].arrival), min(window[1], inst.horizon)
         best = Priced(math.inf, None, 0)
-        if first >= hi or not self.shapes[j] or self.shapes[j][0].d > hi - first:
+        arr = self.shapes[j]
+        if first >= hi or not len(arr) or arr[0, 4] > hi - first:
             return best
+        if j not in self._rows:
+            self._rows[j] = arr.tolist()
         w = self._window(prices, free, first, hi)
-        for sh in self.shapes[j]:
-            if sh.d > hi - first:
+        for m, p, n, q, d in self._rows[j]:
+            if d > hi - first:
                 break
-            least = weight * (first + sh.d)
-            if best.config is not None and not _may_beat(least, first + sh.d, best):
+            least = weight * (first + d)
+            if best.config is not None and not _may_beat(least, first + d, best):
                 break  # shapes come by duration: no later one can beat it
-            least += sh.n * w.worker(sh.m, sh.d)[2]
-            if least >= limit or sh.n > w.capacity_total(sh.m, sh.d):
+            least += n * w.worker(m, d)[2] + (w.ps_least(p, d) if inst.is_ps else 0.0)
+            if least >= limit or n > w.capacity_total(m, d):
                 continue
-            if sh.q and sh.n > w.most_on_one(sh.m, sh.d):
+            if q and n > w.most_on_one(m, d):
                 continue
-            if best.config is not None and not _may_beat(least, first + sh.d, best):
+            if best.config is not None and not _may_beat(least, first + d, best):
                 continue
-            rows = w.fitting(sh.m, sh.d, sh.n, sh.q)
-            stop = _starts(best, weight, first, sh.d)
+            sh = Shape(m, p, n, bool(q), d)
+            rows = w.fitting(m, d, n, sh.q)
+            stop = _starts(best, weight, first, d)
             if stop is not None:
                 rows = rows[rows < stop]
             if not len(rows):
