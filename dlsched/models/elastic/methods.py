@@ -180,21 +180,24 @@ METHODS: dict[str, Method] = {
             "a-online",
             _algorithm("a-online"),
             "Algorithm 1: batches at tau_i = 2^(i-1), A_dual run from alpha tau_i on, on the "
-            "shared slotted simulator (oracle=exact|paper, alpha defaults to Theorem 5's)",
+            "shared slotted simulator; a job the next round cannot complete by T is placed at "
+            "once at its earliest completion (details: fallback_jobs). oracle=fast (default, "
+            "Algorithms 4-7 vectorised)|paper (the same as loops)|exact; alpha defaults to "
+            "Theorem 5's",
             params=("oracle", "alpha"),
         ),
         Method(
             "a-dual",
             _algorithm("a-dual"),
             "Algorithm 2 offline: alpha rounds of A_maxweight on windows of tau slots, tau = 1, "
-            "2, 4, ... until every job is scheduled",
+            "2, 4, ... until every job is scheduled (oracle=fast|paper|exact)",
             params=("oracle", "alpha"),
         ),
         Method(
             "a-maxweight",
             _algorithm("a-maxweight"),
             "Algorithm 3 over the whole horizon (price function (11)); rejected jobs follow "
-            "at their earliest completion",
+            "at their earliest completion (oracle=fast|paper|exact)",
             params=("oracle",),
         ),
         Method(
