@@ -10,6 +10,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -365,6 +366,41 @@ def test_theorem1_by_hand_on_single_gpu_jobs() -> None:
     expected = (2 + 1 + share) * 1 + 2 * 1 * 1 * 1.5 * (1 + 1 + 2 * share) * 5
     assert (rec.rho, rec.rho_bar, rec.eps_bar) == pytest.approx((1.0, 1.5, 5.0))
     assert rec.bound == pytest.approx(expected)
+
+
+def test_theorem1_record_against_the_certified_optimum() -> None:
+    from dlsched.models.ddlwmp.guarantees import noisy_predictions, theorem1, theorem1_record
+
+    inst = noisy_predictions(generate(4, 8, 3, gpus_per_server=4), 0.5, np.random.default_rng(1))
+    rec = theorem1_record(inst, method="a-srpt", exact=True)
+    opt = run_method(inst, "exact")
+    assert rec.reference_kind == "optimum" and rec.reference == pytest.approx(opt.objective)
+    assert rec.objective == run_method(inst, "a-srpt").objective
+    assert rec.ratio == pytest.approx(rec.objective / opt.objective) and rec.ratio >= 1 - 1e-9
+    assert rec.theorem == theorem1(inst) and rec.theorem.eps_bar > 0
+    assert rec.holds is (rec.ratio <= rec.theorem.bound * (1 + 1e-6))
+    # without the optimum the reference is a certified lower bound: the ratio can only grow
+    lower = theorem1_record(inst, method="a-srpt", exact=False)
+    assert lower.reference_kind == "lower bound" and lower.ratio >= rec.ratio - 1e-9
+
+
+def test_theorem1_sweep_saves_every_violation(tmp_path: Path, monkeypatch) -> None:
+    """A guarantee of 0.5 fails against any optimum: every record is a saved counterexample."""
+    from dlsched.models.ddlwmp import guarantees
+
+    real = guarantees.theorem1
+    monkeypatch.setattr(guarantees, "theorem1", lambda *a, **k: replace(real(*a, **k), bound=0.5))
+    records, saved = guarantees.sweep(1, 7, directory=tmp_path, jobs=3)
+    assert [r.holds for r in records] == [False, False]
+    assert sorted(p.name for p in saved) == [
+        "counterexample-sweep-s7-0-a-srpt-perfect.json",
+        "counterexample-sweep-s7-0-a-srpt.json",
+    ]
+    data = json.loads(saved[0].read_text())
+    assert data["record"]["ratio"] > 0.5 and data["record"]["theorem"]["bound"] == 0.5
+    from dlsched.instances import loads
+
+    assert loads(json.dumps(data["instance"])).num_jobs == 3
 
 
 def _virtual_completions(inst: DdlwmpInstance) -> list[float]:
