@@ -6,13 +6,15 @@ schedule under the price function (11) with an oracle for the cost minimization 
 schedules the job when its weight exceeds that cost. The oracle is ``fast`` (the default:
 Algorithms 4-7 computed for every start and server at once, :mod:`.fastprice`), ``paper`` (the
 same algorithms as literal loops, :mod:`.mincost`) or ``exact`` (the exact minimization of
-:mod:`.pricing`, which Theorems 1 and 6 claim Algorithms 4-7 compute). A_dual runs alpha
-rounds of A_maxweight on consecutive windows of length tau; A_online waits until
-tau_i = 2^(i-1), batches the jobs that arrived and are not scheduled, and runs A_dual's
-schedule from alpha tau_i on. A job that the next round could not complete before the horizon T (alpha tau_(i+1) plus its shortest
-duration beyond T) is placed at once at its earliest completion in what is left (the fallback,
-reported in ``details["fallback_jobs"]``): on short horizons every job still gets a schedule
-unless earlier commitments leave it no room, which is then reported in one line.
+:mod:`.pricing`, which Theorems 1 and 6 claim Algorithms 4-7 compute).
+
+A_dual runs alpha rounds of A_maxweight on consecutive windows of length tau. A_online waits
+until tau_i = 2^(i-1), batches the jobs that arrived and are not scheduled, and runs A_dual's
+schedule from alpha tau_i on. A job that the next round could not complete before the
+horizon T (alpha tau_(i+1) plus its shortest duration beyond T) is placed at once at its
+earliest completion in what is left (the fallback, ``details["fallback_jobs"]``): on short
+horizons every job still gets a schedule unless earlier commitments leave it no room, which
+is then reported in one line.
 
 Logarithms are base 2 (Theorem 5's denominator 1 + log log lambda - log(2 log lambda - 1) is
 Lemma 2's log gamma - log(gamma - 1) with gamma = 2 log lambda only in base 2); see
