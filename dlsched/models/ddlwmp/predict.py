@@ -179,7 +179,7 @@ def split(instance: DdlwmpInstance, share: float = 0.8) -> tuple[list[Job], list
     return jobs[:cut], jobs[cut:]
 
 
-def mean_abs_error(jobs: Sequence[Job], predicted: Sequence[float]) -> float:
+def mean_abs_error(jobs: Sequence[Job], predicted: Sequence[float] | np.ndarray) -> float:
     """eps_bar of eq. (9): the mean of |n_i - n~_i|."""
     got = np.asarray(predicted, dtype=float)
     return float(np.mean(np.abs(np.array([j.iterations for j in jobs]) - got)))
