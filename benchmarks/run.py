@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 
-SUITES = ("placement", "hare", "ddlwmp", "hare_online", "elastic")
+SUITES = ("placement", "hare", "ddlwmp", "hare_online", "elastic", "verify")
 
 
 def main() -> int:

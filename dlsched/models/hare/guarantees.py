@@ -183,8 +183,14 @@ def sweep(
     from dlsched.models.hare.theorems import THEOREMS
     from dlsched.verify.runner import VerifyOptions, read_log, run
 
+    unknown = sorted(set(size) - {"max_gpus", "max_jobs", "max_tasks"})
+    if unknown:
+        raise TypeError(f"sweep() got an unexpected keyword argument {unknown[0]!r}")
+
     def draw(s: int, jobs: int | None = None, gpus: int | None = None) -> HareInstance:
-        return random_small_instance(np.random.default_rng(s), **size)
+        rng = np.random.default_rng(s)
+        g, j, t = (size.get(k, d) for k, d in (("max_gpus", 2), ("max_jobs", 2), ("max_tasks", 4)))
+        return random_small_instance(rng, max_gpus=g, max_jobs=j, max_tasks=t)
 
     base = next(t for t in THEOREMS if t.id == "002-thm4")
     theorem = dataclasses.replace(base, methods=tuple(methods), generate=draw)
