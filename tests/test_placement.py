@@ -167,7 +167,7 @@ def test_rule22_moves_p_either_way() -> None:
 @settings(max_examples=25)
 def test_exact_routes_agree_with_brute_force(inst) -> None:
     opt = brute_force(inst)
-    for backend in ("scip", "highs"):
+    for backend in ("scip", "highs", "columns"):
         out = solve_exact(inst, backend=backend)
         assert out.status == Status.OPTIMAL
         assert out.objective == pytest.approx(opt, rel=1e-6)
@@ -221,11 +221,12 @@ def test_generated_instances_scip_equals_outer_approximation() -> None:
 
 
 def test_time_limited_exact_reports_bound_and_gap() -> None:
-    """Both routes stopped early: each incumbent is the checker's value of its placement, each
+    """Every route stopped early: each incumbent is the checker's value of its placement, each
     bound lies below every feasible value (both incumbents, JPS), and the gap is theirs."""
     inst = load("placement/liu2024-s4k30-seed0")
     outs = [
-        solve_exact(inst, backend=b, options=SolveOptions(time_limit=2)) for b in ("scip", "highs")
+        solve_exact(inst, backend=b, options=SolveOptions(time_limit=2))
+        for b in ("scip", "highs", "columns")
     ]
     jps = run_method(inst, "jps").objective
     for out in outs:
