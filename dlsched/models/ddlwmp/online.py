@@ -17,6 +17,9 @@ SRPT completion, the end of a delay) starts a timer: an activity that holds noth
 - ``spjf`` / ``spwf``: predicted duration / workload order, strict (the head blocks);
 - ``wcs-duration`` / ``wcs-workload`` / ``wcs-subtime``: work-conserving, any job that fits in
   that order. The baselines take the servers with the most free GPUs.
+
+Every policy reads n~_i from a predictor object (:mod:`.predict`: ``fit``/``predict``) when one
+is given, else from the jobs' ``predicted_iterations``; ``a-srpt-perfect`` uses n_i.
 """
 
 from __future__ import annotations
