@@ -3,7 +3,8 @@
 ``generate(jobs, workers, seed, **params)``: ``workers`` is the number of servers H. Params:
 
 - ``setting``: ``small`` (default) or ``paper``;
-- ``horizon``: T in slots (small: default 12; paper: default 150, the paper's range 100-300);
+- ``horizon``: T in slots (small: default 12; paper: default 300, the top of the paper's
+  range 100-300);
 - ``architecture``: ``ps`` (default) or ``ring``.
 
 *small*: two resources (GPU, vCPU), servers of 1-2 GPUs and 4-8 vCPUs, two worker and two PS
@@ -64,7 +65,7 @@ def generate(jobs: int, workers: int, seed: int, **params: Any) -> ElasticInstan
     arch = params.get("architecture", "ps")
     if arch not in ("ps", "ring"):
         raise OptionError("architecture", arch, "expected ps or ring")
-    horizon = _int("horizon", params.get("horizon", 12 if setting == "small" else 150), 2, 10_000)
+    horizon = _int("horizon", params.get("horizon", 12 if setting == "small" else 300), 2, 10_000)
     rng = np.random.default_rng(seed)
     make = _small if setting == "small" else _paper
     return make(rng, jobs, servers, horizon, arch, f"{setting}-{arch}-j{jobs}-h{servers}-s{seed}")
