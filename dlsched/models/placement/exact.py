@@ -245,7 +245,16 @@ def _solve_oa(
             break
     else:
         status = Status.FEASIBLE
-    placement = Placement(best_assign) if best_assign is not None else None
+    returned = "master"
+    if best_assign is None:  # stopped before any master solution: a heuristic incumbent
+        from dlsched.models.placement.heuristics import optimus_lb
+
+        returned = "optimus-lb" if category is None else "first K_i workers"
+        best_assign = (
+            optimus_lb(instance) if category is None else _category_start(instance, category)
+        )
+        best_val = float(ev.avg_jct(np.array([best_assign]))[0])
+    placement = Placement(best_assign)
     bound = lower if lower > -float("inf") else None
     proof = _proof(
         instance, "highs-outer-approximation", bound, hit_limit=status == Status.TIME_LIMIT
@@ -256,10 +265,11 @@ def _solve_oa(
         placement,
         wall_time=time.perf_counter() - t0,
         proof=proof,
-        claimed=best_val if placement else None,
+        claimed=best_val,
         solver=last,
         details={
             "route": "highs-outer-approximation",
+            "returned": returned,
             "iterations": iterations,
             "cuts_added": cuts,
             "master_seconds": master_times,
