@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import platform
 import time
 from dataclasses import replace
@@ -295,7 +296,9 @@ def main() -> int:
     lines = [
         "# elastic (seed 003, Zhou et al.)",
         "",
-        f"Python {platform.python_version()}, {platform.machine()}; one run, 60 s limit.",
+        f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs, load "
+        f"average {os.getloadavg()[0]:.1f} at the start (other work shares the machine); one "
+        "run, 60 s limit.",
         "",
     ]
     section_exact(lines, opts, args.quick)
