@@ -485,8 +485,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         f"{len(s.minimal)}; report: {md}"
     )
     for r in s.violations[:20]:
+        ratio = "inf" if r["ratio_infinite"] else f"{r['ratio']:.4g}"
         print(
-            f"  {r['theorem']} {r['method']} on {r['instance']}: ratio {r['ratio']} > {r['bound']}"
+            f"  {r['theorem']} {r['method']} on {r['instance']}: ratio {ratio} > {r['bound']:.4g}"
         )
     return 0
 

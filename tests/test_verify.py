@@ -54,14 +54,15 @@ def test_every_paper_has_its_theorems_and_instances_are_reproducible() -> None:
 
 
 def test_rows_on_a_dask_local_cluster_equal_a_serial_run(tmp_path: Path) -> None:
-    theorems = select(["000-has"])
-    run(theorems, tmp_path / "serial", serial(4))
-    dask = VerifyOptions(count=4, solve=SO, workers=2, progress=False)
+    theorems = select(["000-has", "001-thm1-perfect"])  # the latter forks (deadline.py)
+    run(theorems, tmp_path / "serial", serial(3))
+    dask = VerifyOptions(count=3, solve=SO, workers=2, progress=False)
     run(theorems, tmp_path / "dask", dask)
     rows = read_log(tmp_path / "serial" / "verify.jsonl")
     assert comparable(read_log(tmp_path / "dask" / "verify.jsonl")) == comparable(rows)
     assert len({row_key(r) for r in rows}) == len(rows)  # no key twice
-    assert len(rows) == 8  # the reference and HAS on each instance
+    assert len(rows) == 12  # the reference and the method on each instance
+    assert not [r for r in rows if r["status"] == "error"]
     for r in rows:  # a heuristic never beats the certified optimum
         if r["method"] == "has":
             assert r["ratio"] >= 1 - 1e-9 and r["reference_kind"] == "optimum"
@@ -140,6 +141,7 @@ def test_an_instance_outside_the_assumptions_is_never_a_violation(tmp_path: Path
 
 BAD = [
     (["verify", "002-thm4", "--count", "0", "-o", "{tmp}/v"], "--count"),
+    (["verify", "000-has", "--scheduler", "nonsense://", "-o", "{tmp}/v"], "--scheduler"),
     (["verify", "002-thm4", "--workers", "-1", "-o", "{tmp}/v"], "--workers"),
     (["verify", "002-thm4", "--time-limit", "0", "-o", "{tmp}/v"], "--time-limit"),
     (["verify", "no-such-theorem", "-o", "{tmp}/v"], "THEOREM"),
@@ -178,3 +180,20 @@ def test_cli_runs_lists_and_resumes(capsys, tmp_path: Path) -> None:
     assert main(argv) == 0
     assert capsys.readouterr().out.startswith("0 instances run (2 already in the log), 0 rows")
     assert (tmp_path / "report.md").exists() and (tmp_path / "report.html").exists()
+
+
+def test_a_failed_instance_is_recorded_then_measured_on_resume(tmp_path: Path) -> None:
+    (theorem,) = select(["000-has"])
+
+    def broken(t, inst, options):  # type: ignore[no-untyped-def]
+        raise RuntimeError("worker lost")
+
+    first = run([dataclasses.replace(theorem, measure=broken)], tmp_path, serial(2))
+    rows = read_log(tmp_path / "verify.jsonl")
+    assert first.tasks == 2 and [r["status"] for r in rows] == ["error", "error"]
+    assert "RuntimeError: worker lost" in rows[0]["note"]
+    again = run([theorem], tmp_path, serial(2))
+    assert again.tasks == 2 and again.rows == 4
+    assert run([theorem], tmp_path, serial(2)).tasks == 0
+    (line,) = summarize(read_log(tmp_path / "verify.jsonl"), tmp_path)
+    assert line.errors == [] and line.methods["has"].rows == 2

@@ -47,7 +47,10 @@ def summarize(rows: Sequence[dict[str, Any]], directory: Path) -> list[TheoremLi
     known = registry()
     out: dict[str, TheoremLine] = {}
     seen: dict[str, dict[str, bool]] = {}
+    measured = {(r["theorem"], r["instance_hash"]) for r in rows if r["status"] != "error"}
     for r in rows:
+        if r["status"] == "error" and (r["theorem"], r["instance_hash"]) in measured:
+            continue  # failed once, measured on a later run
         line = out.setdefault(r["theorem"], TheoremLine(r["theorem"], known.get(r["theorem"])))
         seen.setdefault(r["theorem"], {})[r["instance_hash"]] = bool(r["applies"])
         if r["status"] == "error":

@@ -178,6 +178,16 @@ def _serial(
         yield n, fn(*args)
 
 
+def connect(scheduler: str, timeout: float = 10) -> Any:
+    """A Client of the Dask scheduler at ``scheduler``; OptionError naming it if unreachable."""
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout=timeout)
+    except (OSError, ValueError, TypeError) as e:
+        raise OptionError("--scheduler", scheduler, f"cannot connect: {e}") from None
+
+
 def _dask(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], workers: int | None,
           scheduler: str | None) -> Iterator[tuple[int, Any]]:  # fmt: skip
     """One Dask task per call, results in completion order."""
@@ -188,13 +198,14 @@ def _dask(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], workers: 
 
     if not calls:
         return
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": SINGLE_THREAD}):
+    # non-daemonic workers: exact routes build large models in a child process (deadline.py)
+    config = {
+        "distributed.nanny.pre-spawn-environ": SINGLE_THREAD,
+        "distributed.worker.daemon": False,
+    }
+    with dask.config.set(config):
         if scheduler is not None:
-            try:
-                client = Client(scheduler, timeout=20)
-            except OSError as e:
-                raise OptionError("--scheduler", scheduler, f"cannot connect: {e}") from None
-            cluster = None
+            client, cluster = connect(scheduler), None
         else:
             n = workers or os.cpu_count() or 1
             cluster = LocalCluster(
@@ -249,7 +260,7 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 
 
 def _done(path: Path, fd: int) -> tuple[set[tuple[Any, ...]], dict[tuple[Any, ...], int]]:
-    """Keys present, and per instance how many of its rows are present when complete (else 0)."""
+    """Keys present, and the instances whose rows are all present (failed ones are not)."""
     rows = [
         _parse_record(path, n, line)
         for n, line in enumerate(_repair_tail(path, fd).split(b"\n"), 1)
@@ -258,9 +269,10 @@ def _done(path: Path, fd: int) -> tuple[set[tuple[Any, ...]], dict[tuple[Any, ..
     keys = {row_key(r) for r in rows}
     have: dict[tuple[Any, ...], set[tuple[Any, ...]]] = {}
     want: dict[tuple[Any, ...], int] = {}
-    for r in rows:
-        have.setdefault(_group(r), set()).add(row_key(r))
-        want[_group(r)] = int(r.get("rows") or 0)
+    for r in rows:  # an instance that failed (status "error") runs again on resume
+        if r.get("status") != "error":
+            have.setdefault(_group(r), set()).add(row_key(r))
+            want[_group(r)] = int(r.get("rows") or 0)
     complete = {g: len(k) for g, k in have.items() if len(k) >= want[g]}
     return keys, complete
 
@@ -284,6 +296,8 @@ def _stem(row: dict[str, Any]) -> str:
 def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptions) -> Summary:
     """Run (or resume) a verification into ``directory``: the log ``verify.jsonl``, violations
     and minimal counterexamples under ``counterexamples/``. Returns what this call did."""
+    if options.scheduler is not None:  # reachable before anything is written
+        connect(options.scheduler).close()
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     cx = d / COUNTEREXAMPLES
