@@ -191,7 +191,7 @@ def small_jobs(draw):
     return Job("h", 0.0, 1, stages, kind), free
 
 
-@settings(max_examples=25, derandomize=True, deadline=None)
+@settings(max_examples=15, derandomize=True, deadline=None)
 @given(small_jobs())
 def test_mapping_milp_equals_brute_force_and_bounds_heavy_edge(case) -> None:
     job, free = case

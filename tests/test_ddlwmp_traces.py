@@ -115,8 +115,8 @@ def test_random_forest_is_scikit_learns_forest_on_the_jobs() -> None:
     (group, user) keys predicts exactly what RandomForestRegressor fitted on every job does."""
     from sklearn.ensemble import RandomForestRegressor
 
-    jobs = _recurring_jobs(400, users=1, seed=3)
-    train, test = jobs[:320], jobs[320:]
+    jobs = _recurring_jobs(200, users=1, seed=3)
+    train, test = jobs[:160], jobs[160:]
     rf = RandomForest(seed=5).fit(train)
     codes = {key: code for key, code in rf.codes.items()}
     x = [[codes[(0, j.group)], codes[(1, j.user)]] for j in train]
