@@ -368,6 +368,21 @@ def test_theorem1_by_hand_on_single_gpu_jobs() -> None:
     assert rec.bound == pytest.approx(expected)
 
 
+class _Table:
+    """A predictor that returns one instance's ``predicted_iterations``, job by job."""
+
+    name = "table"
+
+    def __init__(self, inst: DdlwmpInstance) -> None:
+        self.values = [j.predicted for j in inst.jobs]
+
+    def fit(self, jobs: object) -> _Table:
+        return self
+
+    def predict(self, jobs: object) -> np.ndarray:
+        return np.array(self.values, dtype=float)
+
+
 def test_theorem1_record_against_the_certified_optimum() -> None:
     from dlsched.models.ddlwmp.guarantees import noisy_predictions, theorem1, theorem1_record
 
@@ -379,6 +394,9 @@ def test_theorem1_record_against_the_certified_optimum() -> None:
     assert rec.ratio == pytest.approx(rec.objective / opt.objective) and rec.ratio >= 1 - 1e-9
     assert rec.theorem == theorem1(inst) and rec.theorem.eps_bar > 0
     assert rec.holds is (rec.ratio <= rec.theorem.bound * (1 + 1e-6))
+    # a predictor object in place of the field: the same policy run, the same eps_bar
+    plain = replace(inst, jobs=tuple(replace(j, predicted_iterations=None) for j in inst.jobs))
+    assert theorem1_record(plain, exact=True, predictor=_Table(inst)) == rec
     # without the optimum the reference is a certified lower bound: the ratio can only grow
     lower = theorem1_record(inst, method="a-srpt", exact=False)
     assert lower.reference_kind == "lower bound" and lower.ratio >= rec.ratio - 1e-9

@@ -25,6 +25,7 @@ from dlsched.families import Guarantee
 from dlsched.models.ddlwmp.alpha import alpha_max_ms
 from dlsched.models.ddlwmp.bounds import alpha_min_lower
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
+from dlsched.models.ddlwmp.predict import Predictor
 
 
 @dataclass(frozen=True)
@@ -122,16 +123,19 @@ def theorem1_record(
     method: str = "a-srpt",
     exact: bool | None = None,
     time_limit: float = 60.0,
+    predictor: Predictor | None = None,
 ) -> Theorem1Record:
     """Run ``method`` (``a-srpt`` or ``a-srpt-perfect``), check its schedule, and set its
     objective beside Theorem 1. ``exact`` (default: at most 8 jobs) asks for the certified
-    optimum as the reference."""
+    optimum as the reference; ``predictor`` (fitted) gives n~_i to the policy and eps_bar to
+    the guarantee, else the jobs' ``predicted_iterations`` do."""
     from dlsched.models.ddlwmp.check import check_schedule
     from dlsched.models.ddlwmp.online import run_policy
 
-    schedule, _ = run_policy(instance, method, tau)
+    schedule, _ = run_policy(instance, method, tau, predictor)
     objective = check_schedule(instance, schedule).objective
-    rec = theorem1(instance, tau, perfect=method == "a-srpt-perfect")
+    guess = None if predictor is None else list(predictor.predict(instance.jobs))
+    rec = theorem1(instance, tau, perfect=method == "a-srpt-perfect", predicted=guess)
     small = instance.num_jobs <= 8 if exact is None else exact
     reference, kind = _reference(instance, small, time_limit)
     ratio = objective / reference if reference > 0 else float("inf")
