@@ -23,7 +23,7 @@ from pathlib import Path
 
 from dlsched.solvers import SolveOptions
 from dlsched.verify import select
-from dlsched.verify.runner import VerifyOptions, measure_instance, run
+from dlsched.verify.runner import WORKER_CONFIG, VerifyOptions, measure_instance, run
 
 SO = SolveOptions(time_limit=30, threads=1)
 CHEAP = ("000-has", "000-thm2", "002-lemma2", "001-thm1-perfect", "003-thm1")
@@ -42,18 +42,20 @@ def serial_rates(count: int) -> list[tuple[str, int, float]]:
         insts = [t.instance(s) for s in range(count)]
         t0 = time.perf_counter()
         for inst in insts:
-            measure_instance(t.id, inst, SO, t)
+            assert all(r["status"] != "error" for r in measure_instance(t.id, inst, SO, t))
         out.append((t.id, count, count / (time.perf_counter() - t0) * 60))
     return out
 
 
 def dask_rate(theorem_id: str, count: int, workers: int) -> float:
     """Instances per minute on a warmed LocalCluster of ``workers`` processes."""
+    import dask
     from distributed import Client, LocalCluster, as_completed
 
     (t,) = select([theorem_id])
     insts = [t.instance(s) for s in range(count)]
     with (
+        dask.config.set(WORKER_CONFIG),
         LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                      dashboard_address=None, silence_logs=logging.ERROR) as cluster,
         Client(cluster) as client,
@@ -65,7 +67,7 @@ def dask_rate(theorem_id: str, count: int, workers: int) -> float:
         t0 = time.perf_counter()
         futures = [client.submit(measure_instance, t.id, i, SO, t, pure=False) for i in insts]
         for f in as_completed(futures):
-            f.result()
+            assert all(r["status"] != "error" for r in f.result()), f.result()
         return count / (time.perf_counter() - t0) * 60
 
 

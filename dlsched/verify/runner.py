@@ -49,6 +49,14 @@ SINGLE_THREAD = {
     )
 }
 
+#: Dask configuration of the workers the runner starts: one thread per library, and
+#: non-daemonic, since exact routes build large models in a child process under their deadline
+#: (:mod:`dlsched.solvers.deadline`) and a daemonic process may not have children.
+WORKER_CONFIG = {
+    "distributed.nanny.pre-spawn-environ": SINGLE_THREAD,
+    "distributed.worker.daemon": False,
+}
+
 
 @dataclass(frozen=True)
 class VerifyOptions:
@@ -198,12 +206,7 @@ def _dask(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], workers: 
 
     if not calls:
         return
-    # non-daemonic workers: exact routes build large models in a child process (deadline.py)
-    config = {
-        "distributed.nanny.pre-spawn-environ": SINGLE_THREAD,
-        "distributed.worker.daemon": False,
-    }
-    with dask.config.set(config):
+    with dask.config.set(WORKER_CONFIG):
         if scheduler is not None:
             client, cluster = connect(scheduler), None
         else:
