@@ -146,6 +146,8 @@ BAD = [
     (["verify", "002-thm4", "--time-limit", "0", "-o", "{tmp}/v"], "--time-limit"),
     (["verify", "no-such-theorem", "-o", "{tmp}/v"], "THEOREM"),
     (["verify", "002-thm4"], "-o"),
+    (["verify", "001-thm1", "--gpus", "3", "-o", "{tmp}/v"], "--jobs/--gpus"),
+    (["verify", "000-has", "--jobs", "5", "--gpus", "2", "-o", "{tmp}/v"], "--jobs/--gpus"),
     (["verify", "002-thm4", "-o", "{tmp}/missing/v"], "-o"),
     (["verify", "002-thm4", "-o", "{tmp}/" + "a" * 300], "-o"),
 ]

@@ -287,7 +287,13 @@ def _instances(theorems: Iterable[Theorem], options: VerifyOptions) -> list[tupl
     out = []
     for t in theorems:
         for k in range(options.count):
-            out.append((t, t.instance(options.first_seed + k, options.jobs, options.gpus)))
+            try:
+                inst = t.instance(options.first_seed + k, options.jobs, options.gpus)
+            except OptionError as e:  # the family's generator names its own parameters
+                size = f"--jobs {options.jobs or 'default'}, --gpus {options.gpus or 'default'}"
+                reason = f"the {t.family} instances of {t.id} cannot have this size ({e})"
+                raise OptionError("--jobs/--gpus", size, reason) from None
+            out.append((t, inst))
     return out
 
 
@@ -301,6 +307,7 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
     and minimal counterexamples under ``counterexamples/``. Returns what this call did."""
     if options.scheduler is not None:  # reachable before anything is written
         connect(options.scheduler).close()
+    drawn = _instances(theorems, options)  # a size a family refuses: nothing written
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     cx = d / COUNTEREXAMPLES
@@ -309,7 +316,7 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
     with _locked_log(log) as fd:
         keys, complete = _done(log, fd)
         todo = []
-        for t, inst in _instances(theorems, options):
+        for t, inst in drawn:
             g = (t.id, instance_hash(inst), options.solve.time_limit, options.solve.seed)
             if g in complete:
                 summary.skipped += 1
