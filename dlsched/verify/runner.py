@@ -16,7 +16,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -377,18 +377,6 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
     return saved
 
 
-def theorem_table(theorems: Sequence[Theorem] | None = None) -> list[dict[str, Any]]:
-    """id, family, paper and statement of every theorem (for listings)."""
-    ts = list(registry().values()) if theorems is None else theorems
-    return [{"id": t.id, "family": t.family, "paper": t.paper, "statement": t.statement,
-             "methods": list(t.methods), "reference": t.reference,
-             "bound": "empirical" if t.bound is None else "per instance"} for t in ts]  # fmt: skip
-
-
-def with_methods(theorem: Theorem, methods: Sequence[str]) -> Theorem:
-    return replace(theorem, methods=tuple(methods))
-
-
 __all__ = [
     "COUNTEREXAMPLES",
     "KEY",
@@ -401,6 +389,5 @@ __all__ = [
     "run",
     "shrink",
     "shrink_violations",
-    "theorem_table",
     "violates",
 ]
