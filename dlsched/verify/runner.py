@@ -196,42 +196,69 @@ def connect(scheduler: str, timeout: float = 10) -> Any:
         raise OptionError("--scheduler", scheduler, f"cannot connect: {e}") from None
 
 
-def _dask(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], workers: int | None,
-          scheduler: str | None) -> Iterator[tuple[int, Any]]:  # fmt: skip
-    """One Dask task per call, results in completion order."""
-    import logging
+class Pool:
+    """Where tasks run: in this process (``workers == 0``), or on Dask, the cluster started on
+    first use (a LocalCluster of ``workers`` processes, or the client of ``scheduler``) and
+    shared by every :meth:`map` until the pool is closed."""
 
-    import dask
-    from distributed import Client, LocalCluster, as_completed
+    def __init__(self, options: VerifyOptions) -> None:
+        self.serial = options.workers == 0 and options.scheduler is None
+        self.workers, self.scheduler = options.workers, options.scheduler
+        self.client: Any = None
+        self.cluster: Any = None
 
-    if not calls:
-        return
-    with dask.config.set(WORKER_CONFIG):
-        if scheduler is not None:
-            client, cluster = connect(scheduler), None
-        else:
-            n = workers or os.cpu_count() or 1
-            cluster = LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )  # fmt: skip
-            client = Client(cluster)
-    try:
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _start(self) -> Any:
+        import logging
+
+        import dask
+        from distributed import Client, LocalCluster
+
+        if self.client is None:
+            with dask.config.set(WORKER_CONFIG):
+                if self.scheduler is not None:
+                    self.client = connect(self.scheduler)
+                else:
+                    self.cluster = LocalCluster(
+                        n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
+                        processes=True, dashboard_address=None, silence_logs=logging.ERROR,
+                    )  # fmt: skip
+                    self.client = Client(self.cluster)
+        return self.client
+
+    def map(self, calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]],
+            ) -> Iterator[tuple[int, Any]]:  # fmt: skip
+        """(index, result) of every call, as each finishes (one task per call)."""
+        if self.serial:
+            yield from _serial(calls)
+            return
+        if not calls:
+            return
+        from distributed import as_completed
+
+        client = self._start()
         futures = {client.submit(fn, *args, pure=False): n for n, (fn, args) in enumerate(calls)}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+        self.client = self.cluster = None
 
 
 def execute(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], options: VerifyOptions,
             ) -> Iterator[tuple[int, Any]]:  # fmt: skip
-    """(index, result) of every call, as each finishes."""
-    if options.workers == 0 and options.scheduler is None:
-        return _serial(calls)
-    return _dask(calls, options.workers, options.scheduler)
+    """(index, result) of every call, as each finishes, on a pool of its own."""
+    with Pool(options) as pool:
+        yield from pool.map(calls)
 
 
 def _bar(total: int, desc: str, options: VerifyOptions) -> Any:
@@ -313,6 +340,15 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
     cx = d / COUNTEREXAMPLES
     log = d / LOG
     summary = Summary(d)
+    with Pool(options) as pool:
+        _measure(drawn, log, cx, options, pool, summary)
+        summary.minimal = shrink_violations(theorems, d, options, pool)
+    return summary
+
+
+def _measure(drawn: list[tuple[Theorem, Any]], log: Path, cx: Path, options: VerifyOptions,
+             pool: Pool, summary: Summary) -> None:  # fmt: skip
+    """Every instance of ``drawn`` not complete in ``log``, one task each; rows appended."""
     with _locked_log(log) as fd:
         keys, complete = _done(log, fd)
         todo = []
@@ -325,7 +361,7 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
         calls = [(measure_instance, (t.id, inst, options.solve, t)) for t, inst in todo]
         summary.tasks = len(calls)
         with _bar(len(calls), "verify", options) as bar:
-            for n, rows in execute(calls, options):
+            for n, rows in pool.map(calls):
                 t, inst = todo[n]
                 new = [r for r in rows if row_key(r) not in keys]
                 for r in new:  # saved before the rows: a kill never loses a counterexample
@@ -338,12 +374,10 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
                 summary.rows += len(new)
                 bar.update(1)
                 bar.set_postfix(violations=len(summary.violations), refresh=False)
-    summary.minimal = shrink_violations(theorems, d, options)
-    return summary
 
 
 def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: VerifyOptions,
-                      ) -> list[Path]:  # fmt: skip
+                      pool: Pool | None = None) -> list[Path]:  # fmt: skip
     """Shrink up to ``options.shrink`` violations of each (theorem, method) found in the log
     whose minimal counterexample is not saved yet; save each as ``<stem>-min.json``."""
     cx = directory / COUNTEREXAMPLES
@@ -367,7 +401,8 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
             rows.append(r)
     saved = []
     with _bar(len(calls), "shrink", options) as bar:
-        for n, (data, row, tries) in execute(calls, options):
+        results = pool.map(calls) if pool is not None else execute(calls, options)
+        for n, (data, row, tries) in results:
             r = rows[n]
             if row is not None:
                 record = {**row, "shrunk_from": r["instance_hash"], "shrink_tries": tries}
@@ -383,6 +418,7 @@ __all__ = [
     "LOG",
     "Summary",
     "VerifyOptions",
+    "Pool",
     "execute",
     "measure_instance",
     "read_log",
