@@ -183,15 +183,14 @@ def test_many_worker_types_fall_back_and_columns_refuse() -> None:
     assert auto_backend(generate(8, 200, 0)) == "columns"
 
 
-def test_outer_approximation_stopped_before_any_master_still_returns_a_placement() -> None:
-    """Out of time before its first master: OA returns a checked heuristic placement (for P2
-    one of the category) instead of none, and no bound it does not have."""
+def test_outer_approximation_stopped_early_still_returns_a_placement() -> None:
+    """Out of time before (or at) its first master: OA returns a checked placement (for P2 one
+    of the category), a heuristic one when no master gave any, and never none."""
     inst = load("placement/liu2024-s4k30-seed0")
     p1 = solve_exact(inst, backend="highs", options=SolveOptions(time_limit=0.01))
     p2 = solve_exact(inst, (10, 8, 7, 5), backend="highs", options=SolveOptions(time_limit=0.01))
     for out in (p1, p2):
         assert out.status == Status.TIME_LIMIT
         assert out.objective == pytest.approx(check_placement(inst, out.solution).avg_jct)
-        assert out.bound is None
-    assert p1.details["returned"] == "optimus-lb"
+        assert out.details["returned"] in ("master", "optimus-lb", "first K_i workers")
     assert p2.evaluation.workers == (10, 8, 7, 5)
