@@ -26,8 +26,11 @@ Two exact models of it are provided:
   is needed, but its LP bound is weak; it is kept as the fallback when the time-indexed model
   would be too large.
 
-Both start from an incumbent of a local search on assignments (relocate and swap moves,
-per-GPU Smith order), which is also what the route returns if the solver finds nothing better.
+Before either, :func:`solve_single_task` runs an iterated local search on assignments
+(:mod:`localsearch`) and column generation over single-GPU Smith schedules (:mod:`colgen`),
+whose Lagrangian bound is certified at every iteration and often meets the incumbent (a proof
+without a MILP); the integer restricted master gives another schedule. The best schedule of any
+stage is returned, with the larger of the valid bounds.
 """
 
 from __future__ import annotations
@@ -232,8 +235,8 @@ def solve_pairs_cpsat(
 
 
 #: Share of the time limit for the first local search (at most LS_SECONDS), for column
-#: generation, and for the restricted master with integer columns.
-LS_SHARE, LS_SECONDS, CG_SHARE, MASTER_SHARE = 0.05, 5.0, 0.6, 0.15
+#: generation, and for the restricted master with integer columns (at most MASTER_SECONDS).
+LS_SHARE, LS_SECONDS, CG_SHARE, MASTER_SHARE, MASTER_SECONDS = 0.05, 5.0, 0.6, 0.15, 60.0
 
 
 @dataclass
@@ -370,7 +373,7 @@ def _colgen_stage(
     if cg.bound is not None and cg.bound >= best.cost:
         return cg.bound
     t1 = time.perf_counter()
-    t_master = t1 + MASTER_SHARE * limit
+    t_master = t1 + min(MASTER_SHARE * limit, MASTER_SECONDS)
     found = master_assignment(data, cg.columns, best.assign, t_master, options.threads)
     best.offer(data, found, "restricted master (integer columns)")
     if found is not None:
