@@ -69,6 +69,25 @@ class Columns:
     def __len__(self) -> int:
         return len(self.gpu)
 
+    def keep(self, mask: np.ndarray) -> None:
+        """Drop the columns where ``mask`` is False (they may be generated again)."""
+        idx = np.flatnonzero(mask).tolist()
+        self.gpu = [self.gpu[k] for k in idx]
+        self.jobs = [self.jobs[k] for k in idx]
+        self.cost = [self.cost[k] for k in idx]
+        self.seen = {(m, tuple(j.tolist())) for m, j in zip(self.gpu, self.jobs, strict=True)}
+
+
+def purge(cols: Columns, res: Any, cap: int) -> None:
+    """Above ``cap`` columns, keep the columns of the LP solution and the cap / 2 of smallest
+    reduced cost (the master LP is re-solved from scratch each iteration: its size is time)."""
+    if len(cols) <= cap or res.col_dual is None or res.col_value is None:
+        return
+    reduced = np.asarray(res.col_dual, dtype=float)
+    mask = np.asarray(res.col_value) > 1e-9
+    mask[np.argsort(reduced, kind="stable")[: cap // 2]] = True
+    cols.keep(mask)
+
 
 def master(data: SumWC, cols: Columns, integer: bool = False) -> MatrixModel:
     """The restricted master: job rows (= 1) then GPU rows (<= 1), lambda in [0, 1]."""
@@ -180,9 +199,11 @@ def column_generation(
     keep: int = 3,
     threads: int = 1,
     lp_extra: dict[str, Any] | None = None,
+    cap: int | None = None,
 ) -> CgResult:
     """Column generation from the columns of the assignment ``start`` until convergence,
-    ``t_end`` (a perf_counter value), or a bound reaching ``upper`` (a known scaled cost)."""
+    ``t_end`` (a perf_counter value), or a bound reaching ``upper`` (a known scaled cost).
+    ``cap``: pool size above which columns are purged (:func:`purge`; default 10 n + 500)."""
     t0 = time.perf_counter()
     horizon = load_horizon(data.p, data.s)
     cols = Columns()
@@ -198,6 +219,7 @@ def column_generation(
             break
         it += 1
         lp_value = res.objective
+        purge(cols, res, 10 * data.n + 500 if cap is None else cap)
         duals = res.row_dual[: data.n]
         mu = res.row_dual[data.n :]
         center = duals if center is None else center
