@@ -122,8 +122,14 @@ def test_highs_infeasible_on_a_feasible_instance_is_an_internal_error(monkeypatc
     monkeypatch.setattr(
         highspy.Highs, "getModelStatus", lambda self: highspy.HighsModelStatus.kInfeasible
     )
+    from dlsched.models.hare.special import solve_single_task
+
+    # the time-indexed MILP stage forced: column generation would prove 6 jobs before it
+    inst = _single_task(6, 2, 1)
     with pytest.raises(ContradictionError, match="single-6x2-s1.*infeasibility proven"):
-        run_method(_single_task(6, 2, 1), "exact", MethodOptions(params={"backend": "special"}))
+        solve_single_task(inst, SolveOptions(time_limit=30), model="time-indexed").certified(
+            inst.name
+        )
 
 
 def test_a_time_limited_milp_incumbent_is_decoded_and_checked():
