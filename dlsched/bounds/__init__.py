@@ -73,7 +73,8 @@ class Comparison:
         }
 
 
-def _reference(out: Outcome) -> tuple[float | None, str]:
+def reference_of(out: Outcome) -> tuple[float | None, str]:
+    """A reference run's value and kind: its proven optimum, else its certified lower bound."""
     if out.status == Status.OPTIMAL and out.objective is not None:
         return out.objective, "optimum"
     if out.bound is not None:
@@ -82,7 +83,7 @@ def _reference(out: Outcome) -> tuple[float | None, str]:
 
 
 def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
-    value, kind = _reference(ref)
+    value, kind = reference_of(ref)
     ratio = gap = None
     mine, value_kind = (
         (out.objective, "objective") if out.objective is not None else (out.bound, "bound")
@@ -189,7 +190,7 @@ def format_table(rows: Iterable[Comparison], columns: Sequence[str] = TABLE_COLU
 
 #: The fields of a sweep record that key it: a rerun skips a (instance, method) pair whose key is
 #: already in the file, and runs every other pair.
-_SWEEP_KEY = ("instance_hash", "method", "reference_method", "time_limit", "seed")
+SWEEP_KEY = ("instance_hash", "method", "reference_method", "time_limit", "seed")
 
 _Key = tuple[Any, ...]
 
@@ -214,12 +215,12 @@ def sweep(
     options = options or MethodOptions()
     extra = {"time_limit": options.solve.time_limit, "seed": options.solve.seed}
     out: list[Comparison] = []
-    with _locked_log(path) as fd:
+    with locked_log(path) as fd:
         done = _done_keys(path, fd)
         for inst in instances:
             for r in _pending(inst, methods, reference, options, done):
                 record = {**r.to_json(), **extra}
-                _append_line(fd, json.dumps(record) + "\n")
+                append_line(fd, json.dumps(record) + "\n")
                 done.add(_record_key(record))
                 if r.holds is False and counterexamples is not None:
                     save_counterexample(inst, record, counterexamples)
@@ -253,11 +254,11 @@ def _pending(
 
 def _record_key(record: dict[str, Any]) -> _Key:
     # A record written before keys existed has no "seed" (None never equals a seed): rerun.
-    return tuple(record.get(f) for f in _SWEEP_KEY)
+    return tuple(record.get(f) for f in SWEEP_KEY)
 
 
 @contextmanager
-def _locked_log(path: Path) -> Iterator[int]:
+def locked_log(path: Path) -> Iterator[int]:
     """An append descriptor on ``path`` (created if missing), exclusively locked until exit."""
     import fcntl
 
@@ -277,15 +278,15 @@ def _locked_log(path: Path) -> Iterator[int]:
 
 def _done_keys(path: Path, fd: int) -> set[_Key]:
     """The keys of the complete records in ``path``, after repairing a torn last line."""
-    lines = _repair_tail(path, fd).split(b"\n")
+    lines = repair_tail(path, fd).split(b"\n")
     done: set[_Key] = set()
     for n, line in enumerate(lines, 1):
         if line.strip():
-            done.add(_record_key(_parse_record(path, n, line)))
+            done.add(_record_key(parse_record(path, n, line)))
     return done
 
 
-def _parse_record(path: Path, lineno: int, line: bytes) -> dict[str, Any]:
+def parse_record(path: Path, lineno: int, line: bytes) -> dict[str, Any]:
     record = _as_record(line)
     if record is None:
         raise DlschedError(f"{path}:{lineno}: not a sweep record; fix or remove this line")
@@ -301,7 +302,7 @@ def _as_record(line: bytes) -> dict[str, Any] | None:
     return record if ok else None
 
 
-def _repair_tail(path: Path, fd: int) -> bytes:
+def repair_tail(path: Path, fd: int) -> bytes:
     """The file's complete lines. A last line without its newline (a sweep killed mid-write)
     is completed when it holds a whole record and cut off otherwise; stderr says which once."""
     data = path.read_bytes()
@@ -310,7 +311,7 @@ def _repair_tail(path: Path, fd: int) -> bytes:
     cut = data.rfind(b"\n") + 1
     tail = data[cut:]
     if _as_record(tail) is not None:
-        _append_line(fd, "\n")
+        append_line(fd, "\n")
         print(f"dlsched: {path}: completed a last line that lacked its newline", file=sys.stderr)
         return data + b"\n"
     os.ftruncate(fd, cut)
@@ -323,7 +324,7 @@ def _repair_tail(path: Path, fd: int) -> bytes:
     return data[:cut]
 
 
-def _append_line(fd: int, line: str) -> None:
+def append_line(fd: int, line: str) -> None:
     """Append a complete line in one write() (looping only on a short write), then fsync, so a
     kill at any moment loses at most this line."""
     data = line.encode("utf-8")
@@ -348,12 +349,18 @@ def save_counterexample(
 __all__ = [
     "GUARANTEES",
     "SLACK",
+    "SWEEP_KEY",
     "TABLE_COLUMNS",
     "Comparison",
     "compare",
     "format_table",
+    "append_line",
     "comparison",
+    "locked_log",
+    "parse_record",
+    "reference_of",
     "register_guarantee",
+    "repair_tail",
     "save_counterexample",
     "sweep",
     "to_frame",

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from dlsched.bounds import (
-    _SWEEP_KEY,
-    _append_line,
-    _locked_log,
-    _parse_record,
-    _repair_tail,
+    SWEEP_KEY,
+    append_line,
+    locked_log,
+    parse_record,
+    repair_tail,
     save_counterexample,
 )
 from dlsched.errors import OptionError
@@ -36,7 +36,7 @@ from dlsched.verify.theorem import Measurement, Theorem, registry
 
 LOG = "verify.jsonl"
 COUNTEREXAMPLES = "counterexamples"
-KEY = ("theorem", "case", *_SWEEP_KEY)
+KEY = ("theorem", "case", *SWEEP_KEY)
 
 #: Environment of every worker process: one thread per numerical library (no oversubscription).
 SINGLE_THREAD = {
@@ -286,14 +286,14 @@ def read_log(path: Path) -> list[dict[str, Any]]:
         return []
     data = path.read_bytes()
     lines = data.split(b"\n")[:-1] if not data.endswith(b"\n") else data.split(b"\n")
-    return [_parse_record(path, n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    return [parse_record(path, n, line) for n, line in enumerate(lines, 1) if line.strip()]
 
 
 def _done(path: Path, fd: int) -> tuple[set[tuple[Any, ...]], dict[tuple[Any, ...], int]]:
     """Keys present, and the instances whose rows are all present (failed ones are not)."""
     rows = [
-        _parse_record(path, n, line)
-        for n, line in enumerate(_repair_tail(path, fd).split(b"\n"), 1)
+        parse_record(path, n, line)
+        for n, line in enumerate(repair_tail(path, fd).split(b"\n"), 1)
         if line.strip()
     ]
     keys = {row_key(r) for r in rows}
@@ -349,7 +349,7 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
 def _measure(drawn: list[tuple[Theorem, Any]], log: Path, cx: Path, options: VerifyOptions,
              pool: Pool, summary: Summary) -> None:  # fmt: skip
     """Every instance of ``drawn`` not complete in ``log``, one task each; rows appended."""
-    with _locked_log(log) as fd:
+    with locked_log(log) as fd:
         keys, complete = _done(log, fd)
         todo = []
         for t, inst in drawn:
@@ -369,7 +369,7 @@ def _measure(drawn: list[tuple[Theorem, Any]], log: Path, cx: Path, options: Ver
                         save_counterexample(inst, r, cx, stem=_stem(r))
                         summary.violations.append(r)
                 if new:
-                    _append_line(fd, "".join(json.dumps(r) + "\n" for r in new))
+                    append_line(fd, "".join(json.dumps(r) + "\n" for r in new))
                 keys.update(row_key(r) for r in new)
                 summary.rows += len(new)
                 bar.update(1)

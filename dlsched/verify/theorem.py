@@ -20,11 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlsched import families
-from dlsched.bounds import SLACK
+from dlsched.bounds import SLACK, reference_of
 from dlsched.errors import DlschedError, OptionError
 from dlsched.models import MethodOptions, run_method
-from dlsched.result import Outcome
-from dlsched.solvers.base import Status
 
 
 @dataclass(frozen=True)
@@ -100,19 +98,11 @@ class Theorem:
         return dataclasses.replace(inst, name=f"{self.id}-s{seed}")
 
 
-def _reference(out: Outcome) -> tuple[float | None, str]:
-    if out.status == Status.OPTIMAL and out.objective is not None:
-        return out.objective, "optimum"
-    if out.bound is not None:
-        return out.bound, "lower bound"
-    return None, "none"
-
-
 def ratio_measure(theorem: Theorem, instance: Any, options: MethodOptions) -> list[Measurement]:
     """Each method's verified objective over the reference method's certified optimum (or its
     certified lower bound), against the theorem's bound on the instance."""
     ref = run_method(instance, theorem.reference, MethodOptions(solve=options.solve))
-    value, kind = _reference(ref)
+    value, kind = reference_of(ref)
     bound = theorem.bound(instance) if theorem.bound is not None else None
     rows = [Measurement(theorem.reference, ref.objective, value, kind, None, None,
                         str(ref.status), wall_time=ref.wall_time)]  # fmt: skip

@@ -372,6 +372,20 @@ def _fill(alpha: Arr, caps: Arr, k: int) -> list[int]:
 # --- the four algorithms, every start and server at once -------------------------------------
 
 
+def _beside_ps(
+    alpha: Arr, caps: Arr, n: int, h: int, g: int, s: int
+) -> tuple[list[int], list[int]]:
+    """Workers and PSs of a spread PS schedule: ``s`` PSs and ``g`` workers on server ``h``, the
+    other ``n - g`` workers cheapest first on the other servers."""
+    others = caps.copy()
+    others[h] = 0
+    y = _fill(alpha, others, n - g)
+    y[h] = g
+    ps = [0] * len(caps)
+    ps[h] = s
+    return y, ps
+
+
 def ps_colocated(w: Window, sh: Shape) -> tuple[Arr, Any]:
     """Algorithm 5 (A_mincost2): N workers and one PS on one server h."""
     inst = w.inst
@@ -447,14 +461,7 @@ def ps_spread(w: Window, sh: Shape) -> tuple[Arr, Any]:
     cost = np.where((s >= 1) & np.isfinite(rest), cost, np.inf)
 
     def place(t: int, h: int) -> tuple[list[int], list[int]]:
-        others = caps[t].copy()
-        others[h] = 0
-        gg = int(g_use[t, h])
-        y = _fill(alpha[t], others, n - gg)
-        y[h] = gg
-        ps = [0] * inst.num_servers
-        ps[h] = int(s[t, h])
-        return y, ps
+        return _beside_ps(alpha[t], caps[t], n, h, int(g_use[t, h]), int(s[t, h]))
 
     return cost, place
 
@@ -479,14 +486,8 @@ def ps_spread_exact(w: Window, sh: Shape) -> tuple[Arr, Any]:
     cost = np.take_along_axis(every, g_best[:, :, None], axis=2)[:, :, 0]
 
     def place(t: int, h: int) -> tuple[list[int], list[int]]:
-        others = caps[t].copy()
-        others[h] = 0
         gg = int(g_best[t, h])
-        y = _fill(alpha[t], others, n - gg)
-        y[h] = gg
-        ps = [0] * inst.num_servers
-        ps[h] = ps_count(inst, sh.m, sh.p, n - gg)
-        return y, ps
+        return _beside_ps(alpha[t], caps[t], n, h, gg, ps_count(inst, sh.m, sh.p, n - gg))
 
     return cost, place
 
