@@ -85,7 +85,7 @@ def test_fast_equals_exact_under_ring_allreduce_and_never_beats_it_under_ps() ->
 
 
 def test_a_whole_oracle_counterexample_to_theorem_1() -> None:
-    """Random prices on small-ps-j2-h3-s244 (docs/errata_elastic.md): the cheaper of
+    """Random prices on small-ps-j2-h3-s244 (docs/errata.md): the cheaper of
     Algorithms 4 and 5 misses the exact minimum of (12) for job j0."""
     rng = np.random.default_rng(244)
     inst = generate(2, 3, 244, architecture="ps", horizon=10)

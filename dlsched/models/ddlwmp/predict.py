@@ -19,7 +19,7 @@ The forest is fitted on the distinct (group, user) keys, not on every job: each 
 the same bootstrap sample of jobs as scikit-learn would (a job drawn c times weighs c) and
 gets, per key, the total weight and the weighted mean of the drawn jobs' iterations. Jobs of
 one key have the same features, so no split can separate them: squared-error splits and leaf
-means of the weighted keys are those of the jobs (docs/errata_ddlwmp.md). A trace of 150,000
+means of the weighted keys are those of the jobs (docs/errata.md). A trace of 150,000
 jobs then fits in seconds rather than minutes; the test compares with scikit-learn's forest.
 """
 

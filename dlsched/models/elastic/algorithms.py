@@ -18,7 +18,7 @@ is then reported in one line.
 
 Logarithms are base 2 (Theorem 5's denominator 1 + log log lambda - log(2 log lambda - 1) is
 Lemma 2's log gamma - log(gamma - 1) with gamma = 2 log lambda only in base 2); see
-docs/errata.md and docs/errata_elastic.md for this and the other readings.
+docs/errata.md for this and the other readings.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ the first minimum of their loop order instead, so two schedules of equal cost ma
 
 What it computes per shape is the algorithm of the paper, so where Theorems 1/6 hold
 (Algorithms 5, 6, 7) it equals the exact minimization of :mod:`.pricing`; Algorithm 4
-(A_mincost1) is not always optimal (docs/errata_elastic.md, elastic/theorem1-counterexample).
+(A_mincost1) is not always optimal (docs/errata.md, elastic/theorem1-counterexample).
 """
 
 from __future__ import annotations
