@@ -133,13 +133,16 @@ def certified_bound(
 
 
 def lagrangian_round(
-    inst: ElasticInstance, prices: np.ndarray
-) -> tuple[float, list[tuple[float, Column | None]]]:
-    """L(Y) and each job's cheapest priced column (cost, column)."""
+    inst: ElasticInstance, prices: np.ndarray, deadline: float | None = None
+) -> tuple[float, list[tuple[float, Column | None]]] | None:
+    """L(Y) and each job's cheapest priced column (cost, column); None when ``deadline`` (a
+    perf_counter value) passes before every job is priced (a partial round certifies nothing)."""
     pr = Pricer(inst, prices)
     cap = np.array([s.capacity for s in inst.servers], dtype=float)
     best = []
     for j in range(inst.num_jobs):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         got = price_job(pr, j)
         col = Column(got.config, got.start) if got.config is not None else None
         best.append((got.cost, col))
@@ -155,22 +158,30 @@ def column_generation(
     t0: float | None = None,
 ) -> ColumnGeneration:
     """Column generation from each job's earliest-completion schedule until no column prices
-    out, the iteration cap or the time limit."""
+    out, the iteration cap or the time limit (checked between jobs while pricing: the bound is
+    that of the last complete round, None if none completed)."""
     t0 = time.perf_counter() if t0 is None else t0
+    deadline = None if options.time_limit is None else t0 + options.time_limit
     zero = np.zeros((inst.horizon, inst.num_servers, len(inst.resources)))
-    bound, first = lagrangian_round(inst, zero)
+    start = lagrangian_round(inst, zero, deadline)
+    if start is None:
+        return ColumnGeneration(None, None, False, 0, 0, wall_time=time.perf_counter() - t0)
+    bound, first = start
     if not math.isfinite(bound):  # a job has no schedule at all: (2) is infeasible
         return ColumnGeneration(math.inf, None, True, 0, 0, wall_time=time.perf_counter() - t0)
     columns = [c for _, c in first if c is not None]
     seen = {_key(c) for c in columns}
     out = ColumnGeneration(bound, None, False, 0, len(columns))
     while out.iterations < max_iterations:
-        if options.time_limit is not None and time.perf_counter() - t0 > options.time_limit:
+        if deadline is not None and time.perf_counter() > deadline:
             break
         value, pi, prices = solve_master(inst, columns, options)
         out.iterations += 1
         out.lp_value = value
-        _, priced = lagrangian_round(inst, prices)
+        round_ = lagrangian_round(inst, prices, deadline)
+        if round_ is None:
+            break
+        priced = round_[1]
         lb = certified_bound(inst, columns, prices, [c for c, _ in priced])
         out.bound = max(out.bound or -math.inf, lb)
         out.history.append((value, lb))
