@@ -53,6 +53,7 @@ from .colgen import column_generation, master_assignment
 from .common import RouteResult
 from .localsearch import SumWC, iterated_local_search, sum_wc_data
 from .localsearch import load_horizon as time_indexed_horizon
+from .relaxation import combinatorial_bound
 from .scaling import objective_unit, scale_data
 
 #: Largest number of time-indexed columns built before falling back to the pairs model.
@@ -319,6 +320,7 @@ def solve_single_task(
         for b in (
             None if bound is None else bound / data.unit,
             None if res is None else res.proof.bound,
+            combinatorial_bound(instance)["bound"],  # when the stages above prove less
         )
         if b is not None
     ]
