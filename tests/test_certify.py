@@ -155,3 +155,18 @@ def test_time_limits_hold_including_model_building(method):
     assert out.bound is not None and out.bound > 0
     if method == "hare":
         assert out.objective is not None and "relaxation_fallback" in out.details
+
+
+def test_solver_tolerance_above_a_lattice_point_is_not_rounded_up_a_step():
+    """HiGHS's big-M model proved 99.00000044 on an optimum of 99.0 (lattice 0.1): rounding
+    that up to 99.1 contradicted the verified schedule."""
+    import numpy as np
+
+    from dlsched.models.hare.guarantees import random_small_instance
+
+    assert lattice_bound(99.00000044, 0.1) == pytest.approx(99.0)
+    inst = random_small_instance(np.random.default_rng(9), max_gpus=2, max_jobs=3, max_tasks=5)
+    milp = run_method(inst, "exact-milp", MethodOptions(SolveOptions(time_limit=30)))
+    exact = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=30)))
+    assert exact.status == milp.status == Status.OPTIMAL
+    assert milp.objective == pytest.approx(exact.objective, abs=EPSILON)

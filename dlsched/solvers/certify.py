@@ -11,7 +11,7 @@ The rule, for minimisation:
   :data:`REL_EPSILON` * |objective| (an absolute epsilon, widened only by the last digits a
   double-precision solver can resolve on large objectives), where an integral objective (all
   values in ``unit * Z``) lets the bound be rounded up to the lattice first:
-  ``unit * ceil(bound / unit - LATTICE_MARGIN)``;
+  ``unit * ceil((bound - tolerance(bound)) / unit)``;
 - ``time_limit`` the route stopped at its limit without closing the gap (incumbent or not);
 - ``feasible``   the route stopped for another reason (a solver gap tolerance, a heuristic);
 - ``infeasible`` proven, and no solution is known.
@@ -42,11 +42,6 @@ REL_EPSILON = 1e-9
 def tolerance(objective: float) -> float:
     """How far a proven bound may sit from a verified objective and still close the gap."""
     return EPSILON + REL_EPSILON * abs(objective)
-
-
-#: A bound this close above a lattice point (in units of the lattice) is taken to be that
-#: point before rounding up: solvers report integral bounds with floating noise of ~1e-9.
-LATTICE_MARGIN = 1e-6
 
 
 class ContradictionError(InternalError):
@@ -83,10 +78,13 @@ class Certificate:
 
 
 def lattice_bound(bound: float, unit: float | None) -> float:
-    """The bound rounded up to the objective's lattice (identity without one)."""
+    """The bound rounded up to the objective's lattice (identity without one). A bound within
+    :func:`tolerance` above a lattice point is taken to be that point first: solver feasibility
+    tolerances leave bounds that much above the optimum (HiGHS, big-M model: 99.00000044 on an
+    optimum of 99.0), and rounding that noise up a whole lattice step would be a false bound."""
     if unit is None or unit <= 0 or not math.isfinite(bound):
         return bound
-    return unit * math.ceil(bound / unit - LATTICE_MARGIN)
+    return unit * math.ceil((bound - tolerance(bound)) / unit)
 
 
 def certify(
