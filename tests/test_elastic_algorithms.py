@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dlsched.instances import dumps, load, loads
 from dlsched.models import MethodOptions, run_method
@@ -139,3 +141,78 @@ def test_theorem5_record_reports_ratio_and_assumptions() -> None:
     assert rec.optimum == 20.0 and rec.ratio is not None and rec.ratio >= 1.0
     assert rec.guarantee == 4 * rec.alpha
     assert "small_demand" in rec.assumptions
+
+
+# --- no room before the horizon ------------------------------------------------------------
+
+
+def _outcome_is_honest(inst, name: str, out, exact) -> None:
+    """A verified schedule no cheaper than the optimum, or no schedule with the jobs left named,
+    a reason, and ``infeasible`` only when the instance is."""
+    names = {j.name for j in inst.jobs}
+    if out.solution is not None:
+        assert exact.status == Status.OPTIMAL, name
+        assert out.objective >= exact.objective - 1e-9, name
+        assert "unscheduled_jobs" not in out.details, name
+        return
+    left = out.details["unscheduled_jobs"]
+    assert left and set(left) <= names, name
+    assert out.details["scheduled_jobs"] + len(left) == inst.num_jobs, name
+    assert f"T = {inst.horizon}" in out.details["no_schedule"], name
+    assert out.objective is None and out.status in (Status.ERROR, Status.INFEASIBLE), name
+    if out.status == Status.INFEASIBLE:
+        assert exact.status == Status.INFEASIBLE, name
+    if name == "a-online":
+        assert not set(left) & set(out.details["fallback_jobs"])
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    arch=st.sampled_from(["ps", "ring"]),
+    jobs=st.integers(2, 4),
+    servers=st.integers(1, 3),
+)
+def test_tight_horizons_give_a_schedule_or_an_honest_status(seed, arch, jobs, servers) -> None:
+    """T = 10: committed rounds may leave a job no room; a-online (and every heuristic) then
+    returns no schedule and says why, never an exception nor an unchecked schedule."""
+    inst = generate(jobs, servers, seed, architecture=arch, horizon=10)
+    exact = run_method(inst, "exact")
+    assert exact.status in (Status.OPTIMAL, Status.INFEASIBLE)
+    for name in HEURISTICS:
+        _outcome_is_honest(inst, name, run_method(inst, name), exact)
+
+
+def test_a_online_without_room_on_a_feasible_instance() -> None:
+    """small-ps-j3-h1-s4 (one server, T = 10): the exact optimum schedules all three jobs, but
+    A_online's fallback finds no room for j0 after its rounds committed the others."""
+    inst = generate(3, 1, 4, horizon=10)
+    exact = run_method(inst, "exact")
+    assert exact.status == Status.OPTIMAL and exact.evaluation is not None
+    out = run_method(inst, "a-online")
+    assert out.status == Status.ERROR and out.details["unscheduled_jobs"] == ["j0"]
+    assert "no schedule found" in out.details["no_schedule"]
+    _outcome_is_honest(inst, "a-online", out, exact)
+
+
+def test_a_job_too_long_for_the_horizon_is_proven_infeasible_by_every_method() -> None:
+    """The introduction's jobs need 10 slots at least (two GPUs, the most D_j = 2 allows):
+    with T = 9 no schedule exists, and each heuristic proves it as exact does."""
+    data = json.loads(dumps(load("elastic/intro-cifar10")))
+    inst = loads(json.dumps({**data, "horizon": 9}))
+    assert run_method(inst, "exact").status == Status.INFEASIBLE
+    for name in HEURISTICS:
+        out = run_method(inst, name)
+        assert out.status == Status.INFEASIBLE and out.solution is None, name
+        assert "even alone" in out.details["no_schedule"], name
+
+
+def test_cli_reports_no_schedule_without_a_traceback(capsys, tmp_path) -> None:
+    from dlsched.cli import main
+
+    path = tmp_path / "tight.json"
+    path.write_text(dumps(generate(3, 1, 4, horizon=10)))
+    assert main(["solve", str(path), "--method", "a-online", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "error" and out["solution"] is None
+    assert out["details"]["unscheduled_jobs"] == ["j0"]

@@ -12,9 +12,11 @@ A_dual runs alpha rounds of A_maxweight on consecutive windows of length tau. A_
 until tau_i = 2^(i-1), batches the jobs that arrived and are not scheduled, and runs A_dual's
 schedule from alpha tau_i on. A job that the next round could not complete before the
 horizon T (alpha tau_(i+1) plus its shortest duration beyond T) is placed at once at its
-earliest completion in what is left (the fallback, ``details["fallback_jobs"]``): on short
-horizons every job still gets a schedule unless earlier commitments leave it no room, which
-is then reported in one line.
+earliest completion in what is left (the fallback, ``details["fallback_jobs"]``). When earlier
+commitments leave a job no room at all before T, no schedule is returned: the method's outcome
+says so (``details["no_schedule"]``, the jobs in ``details["unscheduled_jobs"]``), with status
+``infeasible`` when that job cannot complete by T even alone on the empty cluster
+(:func:`alone_infeasible`) and ``error`` (no schedule found) otherwise.
 
 Logarithms are base 2 (Theorem 5's denominator 1 + log log lambda - log(2 log lambda - 1) is
 Lemma 2's log gamma - log(gamma - 1) with gamma = 2 log lambda only in base 2); see
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from dlsched.errors import InfeasibleSolutionError, OptionError
+from dlsched.errors import OptionError
 from dlsched.models import MethodOptions
 from dlsched.models.elastic.enumerate import Config
 from dlsched.models.elastic.instance import ElasticInstance
@@ -134,9 +136,12 @@ def lam(inst: ElasticInstance) -> tuple[float, float]:
 
 def alpha_theorem5(inst: ElasticInstance, lam_value: float) -> int:
     """alpha of Theorem 5: floor((log w(J) - log w_min) / (1 + log log lambda -
-    log(2 log lambda - 1))) + 1 (base 2)."""
+    log(2 log lambda - 1))) + 1 (base 2); 1 when gamma = 2 log lambda <= 1 (lambda <= sqrt 2,
+    e.g. no job fits the cluster), the limit of the formula as gamma falls to 1."""
     w = [j.weight for j in inst.jobs]
     ll = math.log2(lam_value)
+    if 2 * ll <= 1:  # gamma = 2 log lambda <= 1: the denominator's limit is infinite
+        return 1
     denom = 1 + math.log2(ll) - math.log2(2 * ll - 1)
     return math.floor((math.log2(sum(w)) - math.log2(min(w))) / denom) + 1
 
@@ -251,6 +256,7 @@ class OnlinePolicy:
         self.round = 1  # i; tau_i = 2^(i-1)
         self.rounds: list[dict[str, Any]] = []
         self.fallback: list[int] = []
+        self.unplaced: list[int] = []  # no room before T in what the commitments leave
 
     def pending(self) -> bool:
         return bool(self.waiting or self.plans)
@@ -299,9 +305,11 @@ class OnlinePolicy:
         """Jobs no later interval can complete before T: each at its earliest completion in
         what is left, heaviest first (recorded in ``fallback``)."""
         order = sorted(jobs, key=lambda k: -self.inst.jobs[k].weight)
-        for j, cfg, start in _earliest(self.inst, order, self.ledger, now, "a-online"):
+        placed, unplaced = _earliest(self.inst, order, self.ledger, now)
+        for j, cfg, start in placed:
             self.plans.setdefault(start, []).append((j, cfg))
             self.fallback.append(j)
+        self.unplaced += unplaced
         self.waiting = [j for j in self.waiting if j not in set(jobs)]
 
 
@@ -321,7 +329,19 @@ def _alpha(options: MethodOptions, inst: ElasticInstance, lam_value: float) -> i
     return value
 
 
-def run_online(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+#: What every algorithm returns: its schedule (None when some job got none) and its details.
+Run = tuple[ElasticSchedule | None, dict[str, Any]]
+
+
+def _result(inst: ElasticInstance, entries: list, unplaced: Sequence[int], info: dict) -> Run:
+    """The schedule of ``entries``, or None with ``unscheduled_jobs`` when some job got none."""
+    if unplaced:
+        names = [inst.jobs[j].name for j in sorted(unplaced)]
+        return None, {**info, "unscheduled_jobs": names, "scheduled_jobs": len(entries)}
+    return ElasticSchedule.of(entries), info
+
+
+def run_online(inst: ElasticInstance, options: MethodOptions) -> Run:
     f, lam_value = lam(inst)
     alpha = _alpha(options, inst, lam_value)
     policy = OnlinePolicy(inst, alpha, lam_value, _oracle(options, inst))
@@ -336,10 +356,10 @@ def run_online(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSc
         "rounds": policy.rounds,
         "fallback_jobs": [inst.jobs[j].name for j in policy.fallback],
     }
-    return ElasticSchedule.of(entries), info
+    return _result(inst, entries, policy.unplaced, info)
 
 
-def run_dual(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+def run_dual(inst: ElasticInstance, options: MethodOptions) -> Run:
     """A_dual offline on every job at once, for tau = 1, 2, 4, ... until it schedules every
     job (its schedule then has length at most alpha tau, Lemma 2) or alpha tau reaches T; the
     jobs of the last attempt left unscheduled follow at their earliest completion."""
@@ -356,12 +376,13 @@ def run_dual(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSche
         tau *= 2
     entries = [cfg.at(t) for _, cfg, t in got]
     rest = sorted(set(jobs) - {j for j, _, _ in got}, key=lambda k: -inst.jobs[k].weight)
-    entries += [cfg.at(t) for _, cfg, t in _earliest(inst, rest, ledger)]
+    placed, unplaced = _earliest(inst, rest, ledger)
+    entries += [cfg.at(t) for _, cfg, t in placed]
     info = {"F": f, "lambda": lam_value, "alpha": alpha, "tau": tau, "fallback": len(rest)}
-    return ElasticSchedule.of(entries), info
+    return _result(inst, entries, unplaced, info)
 
 
-def run_maxweight(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+def run_maxweight(inst: ElasticInstance, options: MethodOptions) -> Run:
     """A_maxweight on every job over the whole horizon (the jobs it rejects follow at their
     earliest completion in what remains)."""
     f, lam_value = lam(inst)
@@ -370,39 +391,55 @@ def run_maxweight(inst: ElasticInstance, options: MethodOptions) -> tuple[Elasti
     got = a_maxweight(inst, jobs, (0, inst.horizon), ledger, lam_value, _oracle(options, inst))
     entries = [cfg.at(t) for _, cfg, t in got]
     rest = sorted(set(jobs) - {j for j, _, _ in got}, key=lambda k: -inst.jobs[k].weight)
-    entries += [cfg.at(t) for _, cfg, t in _earliest(inst, rest, ledger)]
+    placed, unplaced = _earliest(inst, rest, ledger)
+    entries += [cfg.at(t) for _, cfg, t in placed]
     info = {
         "F": f,
         "lambda": lam_value,
         "scheduled_weight": sum(inst.jobs[j].weight for j, _, _ in got),
+        "rejected": len(rest),
     }
-    return ElasticSchedule.of(entries), {**info, "rejected": len(rest)}
+    return _result(inst, entries, unplaced, info)
 
 
 def _earliest(
-    inst: ElasticInstance, jobs: Sequence[int], ledger: Ledger, now: int = 0, who: str = ""
-) -> list[tuple[int, Config, int]]:
+    inst: ElasticInstance, jobs: Sequence[int], ledger: Ledger, now: int = 0
+) -> tuple[list[tuple[int, Config, int]], list[int]]:
     """Each job in turn at its earliest completion from ``now`` on in what ``ledger`` leaves
-    (exact: (12)/(20) at zero prices with the completion term), committed."""
+    (exact: (12)/(20) at zero prices with the completion term), committed; and the jobs that
+    cannot complete by T there."""
     from dlsched.models.elastic.fastprice import FastOracle
 
     oracle = FastOracle(inst, exact=True)
     zero = np.zeros((1, *ledger.used.shape[1:]))
     zero = np.broadcast_to(zero, ledger.used.shape)
-    out = []
+    placed, unplaced = [], []
     for j in jobs:
         got = oracle(inst, j, zero, ledger.free(), (now, inst.horizon), weight=1.0)
         if got.config is None:
-            raise InfeasibleSolutionError(
-                f"{who + ': ' if who else ''}job {inst.jobs[j].name} cannot complete by the "
-                f"horizon T = {inst.horizon} in what is left of the cluster"
-            )
+            unplaced.append(j)
+            continue
         ledger.commit(got.config, got.start)
-        out.append((j, got.config, got.start))
-    return out
+        placed.append((j, got.config, got.start))
+    return placed, unplaced
 
 
-ALGORITHMS: dict[str, Callable[[ElasticInstance, MethodOptions], tuple[ElasticSchedule, dict]]] = {
+def alone_infeasible(inst: ElasticInstance, jobs: Sequence[int]) -> list[int]:
+    """The jobs of ``jobs`` that cannot complete by T even alone on the empty cluster (from
+    their arrival): each proves program (2)/(15) infeasible."""
+    from dlsched.models.elastic.fastprice import FastOracle
+
+    oracle = FastOracle(inst, exact=True)
+    ledger = Ledger(inst)
+    zero = np.zeros_like(ledger.used)
+    return [
+        j
+        for j in jobs
+        if oracle(inst, j, zero, ledger.free(), (0, inst.horizon), weight=1.0).config is None
+    ]
+
+
+ALGORITHMS: dict[str, Callable[[ElasticInstance, MethodOptions], Run]] = {
     "a-online": run_online,
     "a-dual": run_dual,
     "a-maxweight": run_maxweight,

@@ -17,7 +17,8 @@ which order they start jobs:
   worker count); the others are opportunistic and take as many workers as fit now.
 
 A job starts only where it fits now on every server (the engine enforces capacities) and ends
-by the horizon T; a job that can never start by then is an error naming it.
+by the horizon T; when some job never can, no schedule is returned and the outcome names the
+jobs left (``details["unscheduled_jobs"]``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from dlsched.errors import InfeasibleSolutionError, OptionError
+from dlsched.errors import OptionError
 from dlsched.models import MethodOptions
 from dlsched.models.elastic.enumerate import Config, ps_count
 from dlsched.models.elastic.instance import ElasticInstance, duration
@@ -178,17 +179,20 @@ def _workers(options: MethodOptions) -> int:
     return value
 
 
-def _run(inst: ElasticInstance, policy: ListPolicy, name: str) -> tuple[ElasticSchedule, dict]:
+#: A baseline's schedule (None when some job got none) and its details.
+Run = tuple[ElasticSchedule | None, dict[str, Any]]
+
+
+def _run(inst: ElasticInstance, policy: ListPolicy, name: str) -> Run:
     arrivals = [(float(j.arrival), k) for k, j in enumerate(inst.jobs)]
     cap = {(h, r): c for h, s in enumerate(inst.servers) for r, c in enumerate(s.capacity)}
     res = simulate(arrivals, cap, policy, tick=1.0, horizon=float(inst.horizon))
-    if policy.waiting or len(res.activities) < inst.num_jobs:
+    entries = [a.payload for a in res.activities]
+    if len(entries) < inst.num_jobs:  # the others could not start and end by T
         left = sorted(set(range(inst.num_jobs)) - {a.key for a in res.activities})
-        raise InfeasibleSolutionError(
-            f"{name}: job {inst.jobs[left[0]].name} cannot complete by the horizon "
-            f"T = {inst.horizon} ({len(left)} job(s) left)"
-        )
-    return ElasticSchedule.of(a.payload for a in res.activities), {}
+        names = [inst.jobs[j].name for j in left]
+        return None, {"unscheduled_jobs": names, "scheduled_jobs": len(entries)}
+    return ElasticSchedule.of(entries), {}
 
 
 def _dominant(inst: ElasticInstance, j: int) -> float:
@@ -200,7 +204,7 @@ def _dominant(inst: ElasticInstance, j: int) -> float:
     return float(share.max()) or 1e-9
 
 
-def fifo(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+def fifo(inst: ElasticInstance, options: MethodOptions) -> Run:
     k = _workers(options)
     policy = ListPolicy(
         inst, lambda j: (inst.jobs[j].arrival, j), lambda j, _: min(k, inst.jobs[j].chunks), True
@@ -208,7 +212,7 @@ def fifo(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule
     return _run(inst, policy, "fifo")
 
 
-def drf(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+def drf(inst: ElasticInstance, options: MethodOptions) -> Run:
     def count(j: int, waiting: list[int]) -> int:
         fair = 1.0 / max(1, len(waiting))
         return max(1, min(inst.jobs[j].chunks, math.floor(fair / _dominant(inst, j))))
@@ -216,7 +220,7 @@ def drf(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule,
     return _run(inst, ListPolicy(inst, lambda j: (inst.jobs[j].arrival, j), count), "drf")
 
 
-def tiresias(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+def tiresias(inst: ElasticInstance, options: MethodOptions) -> Run:
     k = _workers(options)
 
     def key(j: int) -> tuple[float, int]:
@@ -229,7 +233,7 @@ def tiresias(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSche
     return _run(inst, policy, "tiresias")
 
 
-def antman(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedule, dict]:
+def antman(inst: ElasticInstance, options: MethodOptions) -> Run:
     k = _workers(options)
     median = float(np.median([j.weight for j in inst.jobs]))
     guaranteed = {j for j, job in enumerate(inst.jobs) if job.weight >= median}
@@ -244,7 +248,7 @@ def antman(inst: ElasticInstance, options: MethodOptions) -> tuple[ElasticSchedu
     return _run(inst, policy, "antman")
 
 
-BASELINES: dict[str, Callable[[ElasticInstance, MethodOptions], tuple[ElasticSchedule, dict]]] = {
+BASELINES: dict[str, Callable[[ElasticInstance, MethodOptions], Run]] = {
     "fifo": fifo,
     "drf": drf,
     "tiresias": tiresias,

@@ -313,22 +313,22 @@ class Theorem5Record:
     alpha: int
     guarantee: float  # 4 alpha
     optimum: float | None
-    online: float
+    online: float | None  # None: a-online found no schedule within the horizon
     ratio: float | None
     fallback_jobs: int
     assumptions: dict[str, Any] = field(default_factory=dict)
     violations: tuple[str, ...] = ()
+    unscheduled_jobs: tuple[str, ...] = ()  # left no room before T (no ratio then)
 
 
 def theorem5_record(inst: ElasticInstance, options: MethodOptions | None = None) -> Theorem5Record:
     opts = options or MethodOptions()
     exact = run_method(inst, "exact", opts)
     online = run_method(inst, "a-online", MethodOptions(solve=opts.solve))
-    assert online.objective is not None
-    f_value, lam_value = online.details["F"], online.details["lambda"]
-    alpha = online.details["alpha"]
+    f_value, lam_value = lam(inst)
+    alpha = alpha_theorem5(inst, lam_value)
     opt = exact.objective if exact.status == Status.OPTIMAL else None
-    ratio = None if opt is None else online.objective / opt
+    ratio = None if opt is None or online.objective is None else online.objective / opt
     bad = []
     if ratio is not None and ratio < 1 - SLACK:
         bad.append(f"a-online {online.objective} beats the certified optimum {opt}")
@@ -336,7 +336,8 @@ def theorem5_record(inst: ElasticInstance, options: MethodOptions | None = None)
         bad.append(f"Theorem 5: a-online/OPT = {ratio:.4f} > 4 alpha = {4 * alpha}")
     return Theorem5Record(
         inst.name, alpha, 4.0 * alpha, opt, online.objective, ratio,
-        len(online.details["fallback_jobs"]), assumptions(inst, lam_value, f_value), tuple(bad),
+        len(online.details["fallback_jobs"]), assumptions(inst, lam_value, f_value),
+        tuple(bad), tuple(online.details.get("unscheduled_jobs", ())),
     )  # fmt: skip
 
 

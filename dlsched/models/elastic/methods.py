@@ -132,30 +132,71 @@ def run_lp_bound(instance: ElasticInstance, options: MethodOptions) -> Outcome:
     )
 
 
-def _algorithm(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]:
-    def run(instance: ElasticInstance, options: MethodOptions) -> Outcome:
-        from dlsched.models.elastic.algorithms import ALGORITHMS
+def no_schedule_outcome(
+    instance: ElasticInstance, method: str, info: dict[str, Any], wall_time: float
+) -> Outcome:
+    """The outcome of a heuristic whose commitments left ``info["unscheduled_jobs"]`` no room
+    before the horizon: no schedule, status ``infeasible`` when one of them cannot complete by
+    T even alone on the empty cluster (a proof that (2)/(15) is infeasible), else ``error`` (no
+    schedule found; the instance may still be feasible, which ``exact`` decides). The reason is
+    ``details["no_schedule"]``."""
+    from dlsched.models.elastic.algorithms import alone_infeasible
 
+    by_name = {j.name: k for k, j in enumerate(instance.jobs)}
+    left = [by_name[name] for name in info["unscheduled_jobs"]]
+    proven = alone_infeasible(instance, left)
+    names = ", ".join(instance.jobs[j].name for j in (proven or left))
+    horizon = f"the horizon T = {instance.horizon}"
+    if proven:
+        reason = f"job(s) {names} cannot complete by {horizon} even alone on the empty cluster"
+    else:
+        reason = (
+            f"no schedule found: what {method} committed first leaves job(s) {names} no room "
+            f"to complete by {horizon} (the instance may still be feasible: see exact)"
+        )
+    return verified_outcome(
+        instance,
+        method,
+        None,
+        wall_time=wall_time,
+        proof=Proof(infeasible=bool(proven)),
+        details={**info, "no_schedule": reason},
+    )
+
+
+def _heuristic(
+    name: str, table: Callable[[], dict[str, Callable[..., Any]]]
+) -> Callable[[ElasticInstance, MethodOptions], Outcome]:
+    def run(instance: ElasticInstance, options: MethodOptions) -> Outcome:
         t0 = time.perf_counter()
-        schedule, info = ALGORITHMS[name](instance, options)
+        schedule, info = table()[name](instance, options)
+        if schedule is None:
+            return no_schedule_outcome(instance, name, info, time.perf_counter() - t0)
         return verified_outcome(
             instance, name, schedule, wall_time=time.perf_counter() - t0, details=info
         )
 
     return run
+
+
+def _algorithms() -> dict[str, Callable[..., Any]]:
+    from dlsched.models.elastic.algorithms import ALGORITHMS
+
+    return dict(ALGORITHMS)
+
+
+def _baselines() -> dict[str, Callable[..., Any]]:
+    from dlsched.models.elastic.baselines import BASELINES
+
+    return dict(BASELINES)
+
+
+def _algorithm(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]:
+    return _heuristic(name, _algorithms)
 
 
 def _baseline(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]:
-    def run(instance: ElasticInstance, options: MethodOptions) -> Outcome:
-        from dlsched.models.elastic.baselines import BASELINES
-
-        t0 = time.perf_counter()
-        schedule, info = BASELINES[name](instance, options)
-        return verified_outcome(
-            instance, name, schedule, wall_time=time.perf_counter() - t0, details=info
-        )
-
-    return run
+    return _heuristic(name, _baselines)
 
 
 METHODS: dict[str, Method] = {
@@ -181,7 +222,8 @@ METHODS: dict[str, Method] = {
             _algorithm("a-online"),
             "Algorithm 1: batches at tau_i = 2^(i-1), A_dual run from alpha tau_i on, on the "
             "shared slotted simulator; a job the next round cannot complete by T is placed at "
-            "once at its earliest completion (details: fallback_jobs). oracle=fast (default, "
+            "once at its earliest completion (details: fallback_jobs); if commitments leave a "
+            "job no room before T, no schedule (details: no_schedule). oracle=fast (default, "
             "Algorithms 4-7 vectorised)|paper (the same as loops)|exact; alpha defaults to "
             "Theorem 5's",
             params=("oracle", "alpha"),
@@ -222,4 +264,4 @@ METHODS: dict[str, Method] = {
     )
 }
 
-__all__ = ["METHODS", "run_exact", "run_lp_bound"]
+__all__ = ["METHODS", "no_schedule_outcome", "run_exact", "run_lp_bound"]
