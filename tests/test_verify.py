@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dlsched import families
 from dlsched.cli import main
@@ -20,7 +22,7 @@ from dlsched.instances import from_dict, instance_hash
 from dlsched.solvers import SolveOptions
 from dlsched.verify import registry, select
 from dlsched.verify.report import summarize, write_report
-from dlsched.verify.runner import KEY, VerifyOptions, read_log, row_key, run
+from dlsched.verify.runner import KEY, Batcher, VerifyOptions, read_log, row_key, run
 
 SO = SolveOptions(time_limit=30)
 
@@ -53,6 +55,35 @@ def test_every_paper_has_its_theorems_and_instances_are_reproducible() -> None:
     assert {t.id for t in select(["elastic"])} == {"003-thm1", "003-thm3", "003-thm5", "003-thm6"}
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from("abc"), max_size=60),
+    workers=st.integers(1, 4),
+    times=st.lists(st.floats(1e-4, 1.0), min_size=1, max_size=7),
+    target=st.sampled_from([0.0, 0.05, 0.3]),
+)
+def test_tasks_group_consecutive_calls_of_one_kind_each_once(kinds, workers, times, target):
+    """Every call in exactly one task, in order; a task holds calls of one kind only, one call
+    until that kind was timed, never more than target / (fastest time seen) calls nor more than
+    1 / (2 x workers) of the calls left."""
+    b = Batcher(kinds, workers, target)
+    taken: list[int] = []
+    seen: dict[str, list[float]] = {}
+    while picked := b.take():
+        kind = kinds[picked[0]]
+        assert picked == list(range(picked[0], picked[0] + len(picked)))
+        assert {kinds[i] for i in picked} == {kind}
+        if len(picked) > 1:
+            assert target > 0 and kind in seen
+            assert len(picked) * min(seen[kind]) <= target
+            assert len(picked) <= (len(kinds) - picked[0]) // (2 * workers)
+        for i in picked:
+            b.observe(kind, times[i % len(times)])
+            seen.setdefault(kind, []).append(times[i % len(times)])
+        taken += picked
+    assert taken == list(range(len(kinds)))
+
+
 def test_rows_on_a_dask_local_cluster_equal_a_serial_run(tmp_path: Path) -> None:
     theorems = select(["000-has", "001-thm1-perfect"])  # the latter forks (deadline.py)
     run(theorems, tmp_path / "serial", serial(3))
@@ -66,6 +97,30 @@ def test_rows_on_a_dask_local_cluster_equal_a_serial_run(tmp_path: Path) -> None
     for r in rows:  # a heuristic never beats the certified optimum
         if r["method"] == "has":
             assert r["ratio"] >= 1 - 1e-9 and r["reference_kind"] == "optimum"
+
+
+def test_rows_through_an_existing_scheduler_equal_a_serial_run(tmp_path: Path) -> None:
+    """``--scheduler ADDRESS``: a LocalCluster started apart (processes, 2 workers, not
+    daemonic, as the runner asks of any cluster) reached by its address only."""
+    import logging
+
+    import dask
+    from distributed import LocalCluster
+
+    theorems = select(["000-has", "001-thm1-perfect"])  # the latter forks (deadline.py)
+    run(theorems, tmp_path / "serial", serial(2))
+    with (
+        dask.config.set({"distributed.worker.daemon": False}),
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                     silence_logs=logging.ERROR) as cluster,
+    ):  # fmt: skip
+        address = cluster.scheduler_address
+        options = VerifyOptions(count=2, solve=SO, scheduler=address, progress=False)
+        summary = run(theorems, tmp_path / "remote", options)
+        assert summary.tasks == 4 and len(cluster.scheduler.workers) == 2
+    rows = read_log(tmp_path / "serial" / "verify.jsonl")
+    assert len(rows) == 8 and not [r for r in rows if r["status"] == "error"]
+    assert comparable(read_log(tmp_path / "remote" / "verify.jsonl")) == comparable(rows)
 
 
 def test_a_run_killed_midway_resumes_with_nothing_lost_or_duplicated(tmp_path: Path) -> None:

@@ -15,7 +15,9 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,11 @@ WORKER_CONFIG = {
     "distributed.worker.daemon": False,
 }
 
+#: Wall time a Dask task aims at: consecutive instances of one theorem are grouped into one task
+#: of about this long, from the times their first instances took (:class:`Batcher`). A task of
+#: a few milliseconds costs Dask more than it computes.
+TASK_SECONDS = 0.3
+
 
 @dataclass(frozen=True)
 class VerifyOptions:
@@ -70,6 +77,7 @@ class VerifyOptions:
     shrink: int = 3  # violations shrunk per (theorem, method)
     shrink_budget: int = 60  # candidate instances tried per shrink
     progress: bool = True
+    task_seconds: float = TASK_SECONDS  # a Dask task's aim (instances grouped); 0: one each
 
 
 @dataclass
@@ -178,12 +186,88 @@ def shrink_task(theorem: Theorem, data: dict[str, Any], method: str, solve: Solv
 
 # --- execution --------------------------------------------------------------------------------
 
+Call = tuple[Callable[..., Any], tuple[Any, ...]]
 
-def _serial(
-    calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]],
-) -> Iterator[tuple[int, Any]]:
-    for n, (fn, args) in enumerate(calls):
-        yield n, fn(*args)
+
+def run_calls(calls: Sequence[Call]) -> list[tuple[Any, float]]:
+    """Each call's result with its own wall time, in order (one task: one or more calls)."""
+    out = []
+    for fn, args in calls:
+        t0 = time.perf_counter()
+        result = fn(*args)
+        out.append((result, time.perf_counter() - t0))
+    return out
+
+
+class Batcher:
+    """Which consecutive calls form the next task. Calls of the same kind (a theorem) are
+    grouped until the task should last ``target`` seconds, judged from the median time of the
+    last calls of that kind that finished; a kind not seen yet goes one call per task. A task
+    never takes more than 1 / (2 x workers) of the calls not yet submitted, so the last tasks are
+    small and the workers finish together. ``target`` 0: one call per task."""
+
+    def __init__(self, kinds: Sequence[Any], workers: int, target: float = TASK_SECONDS) -> None:
+        self.kinds, self.workers, self.target = list(kinds), max(1, workers), target
+        self.next_index = 0
+        self.seen: dict[Any, list[float]] = {}
+
+    def observe(self, kind: Any, seconds: float) -> None:
+        times = self.seen.setdefault(kind, [])
+        times.append(seconds)
+        del times[:-16]
+
+    def size(self, kind: Any) -> int:
+        times = self.seen.get(kind)
+        if not times or self.target <= 0:
+            return 1
+        typical = sorted(times)[len(times) // 2]
+        share = (len(self.kinds) - self.next_index) // (2 * self.workers)
+        return max(1, min(int(self.target / max(typical, 1e-6)), share))
+
+    def take(self) -> list[int]:
+        """The indices of the next task (empty when every call was taken)."""
+        start = self.next_index
+        if start >= len(self.kinds):
+            return []
+        kind = self.kinds[start]
+        end, limit = start + 1, start + self.size(kind)
+        while end < min(limit, len(self.kinds)) and self.kinds[end] == kind:
+            end += 1
+        self.next_index = end
+        return list(range(start, end))
+
+
+def fork_server(modules: Sequence[str]) -> None:
+    """Start multiprocessing's fork server (once per process; later calls do nothing) with
+    ``modules`` imported and one thread per numerical library, so that the LocalCluster's worker
+    processes, forked from it, start with the families already imported: the imports (seconds,
+    a task costs milliseconds) are paid once instead of once per worker, and no worker imports
+    while the others compute."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(modules))
+    saved = {name: os.environ.get(name) for name in SINGLE_THREAD}
+    os.environ.update(SINGLE_THREAD)
+    try:
+        forkserver.ensure_running()
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def worker_modules(theorems: Iterable[Theorem]) -> list[str]:
+    """The modules that define the theorems' functions (what a worker imports to run them)."""
+    found = set()
+    for t in theorems:
+        for fn in (t.generate, t.measure, t.bound, t.assumptions, t.shrink):
+            module = getattr(fn, "__module__", None)
+            if isinstance(module, str) and module != "__main__":
+                found.add(module)
+    return sorted(found)
 
 
 def connect(scheduler: str, timeout: float = 10) -> Any:
@@ -201,9 +285,11 @@ class Pool:
     first use (a LocalCluster of ``workers`` processes, or the client of ``scheduler``) and
     shared by every :meth:`map` until the pool is closed."""
 
-    def __init__(self, options: VerifyOptions) -> None:
+    def __init__(self, options: VerifyOptions, preload: Sequence[str] = ()) -> None:
         self.serial = options.workers == 0 and options.scheduler is None
         self.workers, self.scheduler = options.workers, options.scheduler
+        self.target = options.task_seconds
+        self.preload = ["distributed", "numpy", __name__, *preload]
         self.client: Any = None
         self.cluster: Any = None
 
@@ -213,17 +299,21 @@ class Pool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _start(self) -> Any:
+    def start(self) -> Any:
+        """The Dask client (the cluster started on the first call)."""
         import logging
 
         import dask
         from distributed import Client, LocalCluster
 
         if self.client is None:
-            with dask.config.set(WORKER_CONFIG):
+            with dask.config.set(
+                {**WORKER_CONFIG, "distributed.worker.multiprocessing-method": "forkserver"}
+            ):
                 if self.scheduler is not None:
                     self.client = connect(self.scheduler)
                 else:
+                    fork_server(self.preload)
                     self.cluster = LocalCluster(
                         n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
                         processes=True, dashboard_address=None, silence_logs=logging.ERROR,
@@ -231,20 +321,54 @@ class Pool:
                     self.client = Client(self.cluster)
         return self.client
 
-    def map(self, calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]],
-            ) -> Iterator[tuple[int, Any]]:  # fmt: skip
-        """(index, result) of every call, as each finishes (one task per call)."""
+    def size(self) -> int:
+        """Worker processes (those connected to the scheduler; 1 in this process)."""
         if self.serial:
-            yield from _serial(calls)
-            return
+            return 1
+        return max(1, len(self.start().scheduler_info().get("workers", {})))
+
+    def map(self, calls: Sequence[Call], kinds: Sequence[Any] | None = None,
+            ) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
+        """(index, result) of every call, one list per task as each task finishes; consecutive
+        calls of one kind (``kinds``, default all alike) grouped into tasks (:class:`Batcher`)."""
         if not calls:
             return
+        batcher = Batcher(kinds if kinds is not None else [0] * len(calls), self.size(),
+                          self.target)  # fmt: skip
+        if self.serial:
+            while picked := batcher.take():
+                yield self._finished(batcher, picked, run_calls([calls[i] for i in picked]))
+            return
+        yield from self._stream(calls, batcher)
+
+    def _stream(self, calls: Sequence[Call], batcher: Batcher) -> Iterator[list[tuple[int, Any]]]:
+        """Dask: two tasks in flight per worker, the next submitted as each one finishes."""
         from distributed import as_completed
 
-        client = self._start()
-        futures = {client.submit(fn, *args, pure=False): n for n, (fn, args) in enumerate(calls)}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()
+        client = self.start()
+        running: dict[Any, list[int]] = {}
+        done = as_completed()
+
+        def submit() -> None:
+            if picked := batcher.take():
+                fut = client.submit(run_calls, [calls[i] for i in picked], pure=False)
+                running[fut] = picked
+                done.add(fut)
+
+        for _ in range(2 * batcher.workers):
+            submit()
+        for fut in done:
+            picked = running.pop(fut)
+            results = fut.result()
+            submit()  # before the client's own work on these results
+            yield self._finished(batcher, picked, results)
+
+    @staticmethod
+    def _finished(batcher: Batcher, picked: list[int], results: list[tuple[Any, float]],
+                  ) -> list[tuple[int, Any]]:  # fmt: skip
+        for i, (_, seconds) in zip(picked, results, strict=True):
+            batcher.observe(batcher.kinds[i], seconds)
+        return [(i, result) for i, (result, _) in zip(picked, results, strict=True)]
 
     def close(self) -> None:
         if self.client is not None:
@@ -254,11 +378,11 @@ class Pool:
         self.client = self.cluster = None
 
 
-def execute(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], options: VerifyOptions,
-            ) -> Iterator[tuple[int, Any]]:  # fmt: skip
+def execute(calls: Sequence[Call], options: VerifyOptions) -> Iterator[tuple[int, Any]]:
     """(index, result) of every call, as each finishes, on a pool of its own."""
     with Pool(options) as pool:
-        yield from pool.map(calls)
+        for finished in pool.map(calls):
+            yield from finished
 
 
 def _bar(total: int, desc: str, options: VerifyOptions) -> Any:
@@ -340,7 +464,7 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
     cx = d / COUNTEREXAMPLES
     log = d / LOG
     summary = Summary(d)
-    with Pool(options) as pool:
+    with Pool(options, worker_modules(theorems)) as pool:
         _measure(drawn, log, cx, options, pool, summary)
         summary.minimal = shrink_violations(theorems, d, options, pool)
     return summary
@@ -358,21 +482,23 @@ def _measure(drawn: list[tuple[Theorem, Any]], log: Path, cx: Path, options: Ver
                 summary.skipped += 1
             else:
                 todo.append((t, inst))
-        calls = [(measure_instance, (t.id, inst, options.solve, t)) for t, inst in todo]
+        calls: list[Call] = [(measure_instance, (t.id, inst, options.solve, t)) for t, inst in todo]
         summary.tasks = len(calls)
         with _bar(len(calls), "verify", options) as bar:
-            for n, rows in pool.map(calls):
-                t, inst = todo[n]
-                new = [r for r in rows if row_key(r) not in keys]
-                for r in new:  # saved before the rows: a kill never loses a counterexample
-                    if r["holds"] is False:
-                        save_counterexample(inst, r, cx, stem=_stem(r))
-                        summary.violations.append(r)
-                if new:
-                    append_line(fd, "".join(json.dumps(r) + "\n" for r in new))
-                keys.update(row_key(r) for r in new)
-                summary.rows += len(new)
-                bar.update(1)
+            for finished in pool.map(calls, [t.id for t, _ in todo]):
+                text = []
+                for n, rows in finished:
+                    new = [r for r in rows if row_key(r) not in keys]
+                    for r in new:  # saved before the rows: a kill never loses a counterexample
+                        if r["holds"] is False:
+                            save_counterexample(todo[n][1], r, cx, stem=_stem(r))
+                            summary.violations.append(r)
+                    keys.update(row_key(r) for r in new)
+                    text += [json.dumps(r) + "\n" for r in new]
+                if text:  # a task's rows in one write and one fsync
+                    append_line(fd, "".join(text))
+                summary.rows += len(text)
+                bar.update(len(finished))
                 bar.set_postfix(violations=len(summary.violations), refresh=False)
 
 
@@ -390,7 +516,8 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
         picked = chosen.setdefault((r["theorem"], r["method"]), [])
         if len(picked) < options.shrink:
             picked.append(r)
-    calls, rows = [], []
+    calls: list[Call] = []
+    rows = []
     for picked in chosen.values():
         for r in picked:
             if (cx / f"{_stem(r)}-min.json").exists():
@@ -400,15 +527,16 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
             calls.append((shrink_task, args))
             rows.append(r)
     saved = []
-    with _bar(len(calls), "shrink", options) as bar:
-        results = pool.map(calls) if pool is not None else execute(calls, options)
-        for n, (data, row, tries) in results:
-            r = rows[n]
-            if row is not None:
-                record = {**row, "shrunk_from": r["instance_hash"], "shrink_tries": tries}
-                inst = from_dict(data)
-                saved.append(save_counterexample(inst, record, cx, stem=f"{_stem(r)}-min"))
-            bar.update(1)
+    with _bar(len(calls), "shrink", options) as bar, ExitStack() as stack:
+        own = pool if pool is not None else stack.enter_context(Pool(options, worker_modules(theorems)))
+        for finished in own.map(calls, [(r["theorem"], r["method"]) for r in rows]):
+            for n, (data, row, tries) in finished:
+                r = rows[n]
+                if row is not None:
+                    record = {**row, "shrunk_from": r["instance_hash"], "shrink_tries": tries}
+                    inst = from_dict(data)
+                    saved.append(save_counterexample(inst, record, cx, stem=f"{_stem(r)}-min"))
+                bar.update(1)
     return saved
 
 
