@@ -169,6 +169,22 @@ def test_online_policies_take_a_predictor_object() -> None:
     )
 
 
+def test_solve_with_a_predictor_param_uses_held_out_predictions() -> None:
+    from dlsched.models import MethodOptions
+
+    inst = _history_instance()
+    held_out, err = predict(inst, "group-mean", share=0.5)
+    out = run_method(
+        inst, "wcs-workload", MethodOptions(params={"predictor": "group-mean", "train_share": 0.5})
+    )
+    assert out.details["eps_bar_held_out"] == pytest.approx(err)
+    assert out.objective == pytest.approx(check_schedule(inst, out.solution).objective)
+    perfect = run_method(inst, "a-srpt-perfect", MethodOptions(params={"predictor": "group-mean"}))
+    assert perfect.objective == pytest.approx(run_method(inst, "a-srpt-perfect").objective)
+    with pytest.raises(OptionError, match="predictor"):
+        run_method(inst, "a-srpt", MethodOptions(params={"predictor": "perfect"}))
+
+
 # --- traces from the command line ---------------------------------------------------------------
 
 GAVEL_LINES = [

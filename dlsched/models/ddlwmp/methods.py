@@ -125,14 +125,33 @@ def _tau(opts: MethodOptions) -> float:
     return float(tau)
 
 
+def _with_predictor(
+    instance: DdlwmpInstance, opts: MethodOptions
+) -> tuple[DdlwmpInstance, dict[str, Any]]:
+    """With ``--param predictor=NAME`` (Section IV-C 3): the predictor is trained on the first
+    ``train_share`` (default 0.8) of the jobs in release order and predicts every job's
+    iterations; without it, the instance's own predictions."""
+    from dlsched.models.ddlwmp.predict import PREDICTORS, predict_all
+
+    name = opts.param("predictor")
+    if name is None:
+        return instance, {}
+    if name not in PREDICTORS:
+        raise OptionError("predictor", name, f"expected one of {', '.join(PREDICTORS)}")
+    share = opts.param("train_share", 0.8)
+    predicted, error = predict_all(instance, name, share, opts.solve.seed)
+    return predicted, {"predictor": name, "train_share": share, "eps_bar_held_out": error}
+
+
 def _online(name: str) -> Any:
     def run(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
         from dlsched.models.ddlwmp.online import run_policy
 
         t0 = time.perf_counter()
+        instance, info = _with_predictor(instance, opts)
         schedule, stats = run_policy(instance, name, _tau(opts))
         return verified_outcome(
-            instance, name, schedule, wall_time=time.perf_counter() - t0, details=stats
+            instance, name, schedule, wall_time=time.perf_counter() - t0, details=info | stats
         )
 
     return run
@@ -164,7 +183,13 @@ METHODS: dict[str, Method] = {
         ),
         Method("heavy-edge", run_heavy_edge, "Heavy-Edge mapping of each job on the free GPUs, ms"),
         *(
-            Method(name, _online(name), summary, False, ("tau",) if "srpt" in name else ())
+            Method(
+                name,
+                _online(name),
+                summary,
+                False,
+                (("tau",) if "srpt" in name else ()) + ("predictor", "train_share"),
+            )
             for name, summary in _ONLINE.items()
         ),
     )

@@ -207,6 +207,26 @@ def predict(
     return out, error
 
 
+def predict_all(
+    instance: DdlwmpInstance, predictor: str, share: float = 0.8, seed: int = 0
+) -> tuple[DdlwmpInstance, float]:
+    """Train on the first ``share`` of the jobs and set every job's ``predicted_iterations``
+    (in-sample on the training jobs): (that instance, eps_bar on the held-out jobs)."""
+    model = make_predictor(predictor, seed)
+    train, test = split(instance, share)
+    values = model.fit(train).predict(instance.jobs)
+    jobs = tuple(
+        replace(j, predicted_iterations=max(0, round(float(v))))
+        for j, v in zip(instance.jobs, values, strict=True)
+    )
+    held_out = {j.name for j in test}
+    error = mean_abs_error(
+        [j for j in jobs if j.name in held_out], [j.predicted for j in jobs if j.name in held_out]
+    )
+    out = DdlwmpInstance(instance.name, instance.cluster, jobs, instance.description)
+    return out, error
+
+
 __all__ = [
     "FIXED",
     "PREDICTORS",
@@ -218,5 +238,6 @@ __all__ = [
     "make_predictor",
     "mean_abs_error",
     "predict",
+    "predict_all",
     "split",
 ]
