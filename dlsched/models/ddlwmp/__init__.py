@@ -74,7 +74,15 @@ class DdlwmpFamily:
         return THEOREMS
 
     def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:
-        online = ["a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-subtime"]
+        online = [
+            "a-srpt",
+            "a-srpt-perfect",
+            "spjf",
+            "spwf",
+            "wcs-duration",
+            "wcs-workload",
+            "wcs-subtime",
+        ]
         return [("ddlwmp/toy-2x4", ["lp-bound", "srpt-bound", *online])]
 
     def demo_notes(self, quick: bool) -> Sequence[str]:
