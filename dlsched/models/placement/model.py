@@ -23,6 +23,7 @@ the outer-approximation loop of :mod:`dlsched.models.placement.exact` grows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -91,17 +92,29 @@ def build_p1(
     if category is not None:
         validate_category(tuple(category), k, s)
     grp = worker_groups(instance)
-    a, b = _comm_coefficients(instance)
-    num_nodes = len(instance.nodes)
-    use_spans = num_nodes > 1 and bool(np.any(b > 0))
-    max_size = k - s + 1
 
     m = pyo.ConcreteModel(name=f"P1[{instance.name}]")
     m.JOBS = pyo.RangeSet(0, s - 1)
     m.GROUPS = pyo.RangeSet(0, len(grp.members) - 1)
-    m.NODES = pyo.RangeSet(0, num_nodes - 1)
+    m.NODES = pyo.RangeSet(0, len(instance.nodes) - 1)
     m.work = pyo.Param(m.JOBS, initialize={i: float(instance.work[i]) for i in range(s)})
+    _assignment(m, instance, grp)
+    _job_sizes(m, k - s + 1, category)
+    comm = _communication(m, instance, grp)
+    _computation(m, instance, computation, tangent_points)
+    if symmetry_breaking:
+        _break_node_symmetry(m, grp, s)
+    m.comm = pyo.Expression(m.JOBS, rule=lambda m, i: comm[i])
+    m.avg_jct = pyo.Objective(  # (14)
+        expr=sum(m.t[i] + m.comm[i] for i in m.JOBS) / s, sense=pyo.minimize
+    )
+    m._groups = grp  # decoding needs the grouping
+    return m
 
+
+def _assignment(m: pyo.ConcreteModel, instance: PlacementInstance, grp: Groups) -> None:
+    """n[i, g] workers of group g serve job i, every worker exactly one job (8c)-(8d); V_i is
+    job i's throughput (13)."""
     m.n = pyo.Var(
         m.JOBS, m.GROUPS, domain=pyo.NonNegativeIntegers, bounds=lambda m, i, g: (0, grp.cap[g])
     )
@@ -110,18 +123,18 @@ def build_p1(
     def every_worker_serves_one_job(m, g):  # (8c) + (8d)
         return sum(m.n[i, g] for i in m.JOBS) == grp.cap[g]
 
-    def v_bounds(m, i):
-        return _throughput_range(instance, i)
-
-    m.V = pyo.Var(m.JOBS, bounds=v_bounds)
+    m.V = pyo.Var(m.JOBS, bounds=lambda m, i: _throughput_range(instance, i))
 
     @m.Constraint(m.JOBS)
     def throughput(m, i):  # (13)
         return m.V[i] == sum(float(grp.rho[i, g]) * m.n[i, g] for g in m.GROUPS)
 
-    # K_i in the incremental ("delta") form: step[i, c] = [K_i >= c] for c = 2..K-S+1,
-    # non-increasing in c, so K_i = 1 + sum_c step[i, c] (8b holds by construction) and the
-    # concave ring factor (K_i - 1)/K_i = sum_c (1/(c-1) - 1/c) step[i, c] is exact.
+
+def _job_sizes(m: pyo.ConcreteModel, max_size: int, category: tuple[int, ...] | None) -> None:
+    """K_i in the incremental ("delta") form: step[i, c] = [K_i >= c] for c = 2..K-S+1,
+    non-increasing in c, so K_i = 1 + sum_c step[i, c] (8b holds by construction) and the
+    concave ring factor (K_i - 1)/K_i = sum_c (1/(c-1) - 1/c) step[i, c] of eq. (6) is exact.
+    A category fixes every K_i (17)."""
     m.STEPS = pyo.RangeSet(2, max_size) if max_size >= 2 else pyo.Set(initialize=[])
     m.step = pyo.Var(m.JOBS, m.STEPS, domain=pyo.Binary)
 
@@ -136,72 +149,77 @@ def build_p1(
         return sum(m.n[i, g] for g in m.GROUPS) == 1 + sum(m.step[i, c] for c in m.STEPS)
 
     if category is not None:
-        for i in range(s):  # (17)
-            for c in range(2, max_size + 1):
+        for i in m.JOBS:  # (17)
+            for c in m.STEPS:
                 m.step[i, c].fix(1 if c <= category[i] else 0)
 
     m.ring = pyo.Expression(  # (K_i - 1)/K_i of eq. (6)
         m.JOBS, rule=lambda m, i: sum((1 / (c - 1) - 1 / c) * m.step[i, c] for c in m.STEPS)
     )
-    if use_spans:
-        m.uses_node = pyo.Var(m.JOBS, m.NODES, domain=pyo.Binary)
-        m.spans = pyo.Var(m.JOBS, domain=pyo.Binary)
-        m.slow_ring = pyo.Var(m.JOBS, bounds=(0, 1))  # = ring_i * spans_i
 
-        @m.Constraint(m.JOBS, m.GROUPS)
-        def node_used(m, i, g):
-            return m.n[i, g] <= grp.cap[g] * m.uses_node[i, grp.node[g]]
 
-        @m.Constraint(m.JOBS)
-        def spans_nodes(m, i):  # two or more nodes -> the inter-node link is the bottleneck (5)
-            return sum(m.uses_node[i, h] for h in m.NODES) <= 1 + (num_nodes - 1) * m.spans[i]
+def _communication(
+    m: pyo.ConcreteModel, instance: PlacementInstance, grp: Groups
+) -> dict[int, Any]:
+    """Each job's ring all-reduce time (5)-(6): a_i ring_i, plus b_i ring_i when the ring spans
+    two or more nodes (the inter-node link is then the bottleneck)."""
+    a, b = _comm_coefficients(instance)
+    num_nodes = len(instance.nodes)
+    if num_nodes <= 1 or not np.any(b > 0):
+        return {i: a[i] * m.ring[i] for i in m.JOBS}
+    m.uses_node = pyo.Var(m.JOBS, m.NODES, domain=pyo.Binary)
+    m.spans = pyo.Var(m.JOBS, domain=pyo.Binary)
+    m.slow_ring = pyo.Var(m.JOBS, bounds=(0, 1))  # = ring_i * spans_i
 
-        node_size: dict[int, int] = {}
-        for g, h in enumerate(grp.node):
-            node_size[h] = node_size.get(h, 0) + grp.cap[g]
-        biggest = max(node_size.values())
+    @m.Constraint(m.JOBS, m.GROUPS)
+    def node_used(m, i, g):
+        return m.n[i, g] <= grp.cap[g] * m.uses_node[i, grp.node[g]]
 
-        @m.Constraint(m.JOBS)
-        def too_big_for_one_node(m, i):  # K_i > largest node => the ring spans nodes
-            if biggest + 1 > max_size:
-                return pyo.Constraint.Skip
-            return m.spans[i] >= m.step[i, biggest + 1]
+    @m.Constraint(m.JOBS)
+    def spans_nodes(m, i):  # two or more nodes -> the inter-node link is the bottleneck (5)
+        return sum(m.uses_node[i, h] for h in m.NODES) <= 1 + (num_nodes - 1) * m.spans[i]
 
-        @m.Constraint(m.JOBS)
-        def slow_ring_product(m, i):  # exact for binary spans and ring in [0, 1), b_i >= 0
-            return m.slow_ring[i] >= m.ring[i] - (1 - m.spans[i])
+    node_size: dict[int, int] = {}
+    for g, h in enumerate(grp.node):
+        node_size[h] = node_size.get(h, 0) + grp.cap[g]
+    biggest = max(node_size.values())
 
-        comm = {i: a[i] * m.ring[i] + b[i] * m.slow_ring[i] for i in range(s)}
-    else:
-        comm = {i: a[i] * m.ring[i] for i in range(s)}
+    @m.Constraint(m.JOBS)
+    def too_big_for_one_node(m, i):  # K_i > largest node => the ring spans nodes
+        if biggest + 1 not in m.STEPS:
+            return pyo.Constraint.Skip
+        return m.spans[i] >= m.step[i, biggest + 1]
+
+    @m.Constraint(m.JOBS)
+    def slow_ring_product(m, i):  # exact for binary spans and ring in [0, 1), b_i >= 0
+        return m.slow_ring[i] >= m.ring[i] - (1 - m.spans[i])
+
+    return {i: a[i] * m.ring[i] + b[i] * m.slow_ring[i] for i in m.JOBS}
+
+
+def _computation(
+    m: pyo.ConcreteModel, instance: PlacementInstance, computation: str, tangent_points: int
+) -> None:
+    """t_i >= T_i |Pi_i| / V_i, the computation seconds of (14): the convex constraint itself
+    (``nonlinear``) or its tangents at geometrically spaced throughputs (``tangents``)."""
 
     def t_bounds(m, i):
         lo, hi = _throughput_range(instance, i)
         return (float(instance.work[i]) / hi, float(instance.work[i]) / lo)
 
-    m.t = pyo.Var(m.JOBS, bounds=t_bounds)  # computation seconds T_i |Pi_i| / V_i
+    m.t = pyo.Var(m.JOBS, bounds=t_bounds)
     if computation == "nonlinear":
 
         @m.Constraint(m.JOBS)
         def computation_epigraph(m, i):  # t_i >= T_i |Pi_i| / V_i, convex for V_i > 0
             return m.t[i] >= m.work[i] / m.V[i]
 
-    else:
-        m.tangent = pyo.ConstraintList()
-        for i in range(s):
-            lo, hi = _throughput_range(instance, i)
-            for v0 in np.geomspace(lo, hi, max(tangent_points, 2)):
-                add_tangent(m, i, float(v0))
-
-    if symmetry_breaking:
-        _break_node_symmetry(m, grp, s)
-
-    m.comm = pyo.Expression(m.JOBS, rule=lambda m, i: comm[i])
-    m.avg_jct = pyo.Objective(  # (14)
-        expr=sum(m.t[i] + m.comm[i] for i in m.JOBS) / s, sense=pyo.minimize
-    )
-    m._groups = grp  # decoding needs the grouping
-    return m
+        return
+    m.tangent = pyo.ConstraintList()
+    for i in m.JOBS:
+        lo, hi = _throughput_range(instance, i)
+        for v0 in np.geomspace(lo, hi, max(tangent_points, 2)):
+            add_tangent(m, i, float(v0))
 
 
 def _break_node_symmetry(m: pyo.ConcreteModel, grp: Groups, s: int) -> None:
