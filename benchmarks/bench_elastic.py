@@ -23,6 +23,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
+from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.elastic.algorithms import Ledger, a_maxweight, lam
 from dlsched.models.elastic.baselines import greedy_maxweight
@@ -30,7 +33,13 @@ from dlsched.models.elastic.colgen import full_lp
 from dlsched.models.elastic.enumerate import enumerate_all
 from dlsched.models.elastic.exact import all_columns
 from dlsched.models.elastic.generate import generate
-from dlsched.models.elastic.guarantees import max_weight_optimum
+from dlsched.models.elastic.guarantees import (
+    COUNTEREXAMPLES,
+    max_weight_optimum,
+    oracle_record,
+    save_counterexample,
+    theorem1_record,
+)
 from dlsched.solvers import SolveOptions
 
 HEURISTICS = ("a-online", "a-dual", "a-maxweight", "fifo", "drf", "tiresias", "antman")
@@ -196,29 +205,42 @@ def section_paper(lines, quick):
     lines.append("")
 
 
-def section_theorems(lines, quick):
-    """Theorems 1/6 (whole oracle and single shapes), 3 and 5 over sweeps."""
-    import tempfile
+def _clear_counterexamples():
+    """The sweeps below rewrite every counterexample they find (the folder is theirs)."""
+    COUNTEREXAMPLES.mkdir(parents=True, exist_ok=True)
+    for old in COUNTEREXAMPLES.glob("*.json"):
+        old.unlink()
 
+
+def _kinds(recs):
+    bad = [r for r in recs if r.violations]
+    return len(bad), sum(r.kind == "reading" for r in bad), sum(r.kind == "both" for r in bad)
+
+
+def section_oracle(lines, n):
+    """Theorems 1/6 for the whole oracle; every violation saved as a counterexample."""
     import numpy as np
 
     from dlsched.models.elastic.fastprice import FastOracle
-    from dlsched.models.elastic.guarantees import theorem1_sweep, theorem3_sweep, theorem5_sweep
 
-    n = 50 if quick else 150
     lines += [
         "## 6. Theorems over sweeps",
         "",
         f"Theorems 1/6, whole oracle: {n} random cases per architecture (2 jobs, 3 servers, "
         "T = 10, random prices, free capacity), the fast oracle (Algorithms 4-7) against the "
-        "exact minimum of (12)/(20):",
+        "exact minimum of (12)/(20). Every violation is saved (instance + record) in "
+        "`dlsched/models/elastic/data/violations/` and classified: *reading* when "
+        "Algorithm 4 read as keeping a PS on its PS server (lines 15-19: the largest g < N) "
+        "reaches the minimum, *both* when it misses it under both readings.",
         "",
-        "| architecture | jobs priced | algorithms above the optimum | worst excess |",
-        "|---|---|---|---|",
+        "| architecture | jobs priced | algorithms above the optimum | reading | both | "
+        "worst excess | saved |",
+        "|---|---|---|---|---|---|---|",
     ]
     for arch in ("ps", "ring"):
-        priced = worse = 0
+        priced = 0
         excess = 0.0
+        recs, saved = [], []
         for seed in range(n):
             inst = generate(2, 3, seed, architecture=arch, horizon=10)
             rng = np.random.default_rng(seed)
@@ -232,31 +254,66 @@ def section_theorems(lines, quick):
                 b = exact(inst, j, prices, free, (0, inst.horizon)).cost
                 priced += 1
                 if a > b + 1e-9:
-                    worse += 1
+                    named = replace(inst, name=f"theorem1-oracle-{arch}-s{seed}-j{j}")
+                    rec = oracle_record(named, j, prices, free, (0, inst.horizon))
+                    recs.append(rec)
+                    saved.append(save_counterexample(named, rec, COUNTEREXAMPLES))
                     excess = max(excess, a - b)
-        lines.append(f"| {arch} | {priced} | {worse} | {excess:.4f} |")
+        bad, reading, both = _kinds(recs)
+        lines.append(
+            f"| {arch} | {priced} | {bad} | {reading} | {both} | {excess:.4f} | "
+            f"{', '.join(f'`{p.name}`' for p in saved) or '-'} |"
+        )
+
+
+def section_theorems(lines, quick):
+    """Theorems 1/6 (whole oracle and single shapes), 3 and 5 over sweeps."""
+    import tempfile
+
+    from dlsched.models.elastic.guarantees import theorem1_sweep, theorem3_sweep, theorem5_sweep
+
+    _clear_counterexamples()
+    section_oracle(lines, 50 if quick else 150)
     lines += [
         "",
         "Theorems 1/6, one shape: the MILP of (13)/(21) against the algorithm for one "
-        "(m', p', N, q) (`theorem1_sweep`):",
+        "(m', p', N, q) (`theorem1_sweep`), every violation saved as above:",
         "",
-        "| architecture | cases | violations | notes (placement outside (13)) |",
-        "|---|---|---|---|",
+        "| architecture | cases | violations | reading | both | notes (placement outside (13)) "
+        "| saved |",
+        "|---|---|---|---|---|---|---|",
     ]
     for arch in ("ps", "ring"):
-        recs = theorem1_sweep(20 if quick else 60, 7, architecture=arch)
-        bad = sum(1 for r in recs if r.violations)
+        before = set(COUNTEREXAMPLES.glob("*.json"))
+        recs = theorem1_sweep(20 if quick else 60, 7, architecture=arch, directory=COUNTEREXAMPLES)
+        saved = sorted(set(COUNTEREXAMPLES.glob("*.json")) - before)
+        bad, reading, both = _kinds(recs)
         notes = sum(1 for r in recs if r.notes)
-        lines.append(f"| {arch} | {len(recs)} | {bad} | {notes} |")
+        lines.append(
+            f"| {arch} | {len(recs)} | {bad} | {reading} | {both} | {notes} | "
+            f"{', '.join(f'`{p.name}`' for p in saved) or '-'} |"
+        )
+    hand = load("elastic/theorem1-counterexample-both")
+    win = np.array([[0.5, 0.5, 0.0], [0.6, 0.5, 2.375]])
+    rec = theorem1_record(hand, 0, 0, 5, False, win, np.array([[5.0, 5, 0], [5, 8, 16]]))
     lines += [
         "",
-        "Theorem 3 (OPT / A_maxweight <= 2 log lambda, tau = 8) and Section 5.1's assumptions:",
+        f"Bundled `elastic/theorem1-counterexample-both` (five workers, B = 4 b): A_mincost1 "
+        f"{rec.paper:g} as written and {rec.other_reading:g} under the other reading, the MILP "
+        f"of (13) {rec.exact:g} ({rec.kind}).",
+    ]
+    lines += [
+        "",
+        "Theorem 3 (OPT / A_maxweight <= 2 log lambda, tau = 8) and Section 5.1's assumptions "
+        "(a violation of Theorem 3 or 5 would be saved in the same folder):",
         "",
         "| instance | OPT | A_maxweight | ratio | 2 log lambda | w >= consumption | "
         "f/C <= 1/log lambda |",
         "|---|---|---|---|---|---|---|",
     ]
-    for r in theorem3_sweep([generate(5, 2, s) for s in range(3 if quick else 6)], 8):
+    for r in theorem3_sweep(
+        [generate(5, 2, s) for s in range(3 if quick else 6)], 8, COUNTEREXAMPLES
+    ):
         a = r.assumptions
         lines.append(
             f"| {r.instance} | {fmt(r.optimum, 0)} | {fmt(r.algorithm, 0)} | {fmt(r.ratio, 3)} | "
@@ -276,7 +333,7 @@ def section_theorems(lines, quick):
         for s in range(2 if quick else 4)
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        rows = theorem5_sweep(insts, Path(tmp) / "t5.jsonl", Path(tmp) / "cx")
+        rows = theorem5_sweep(insts, Path(tmp) / "t5.jsonl", COUNTEREXAMPLES)
     for r in rows:
         a = r["assumptions"]
         lines.append(

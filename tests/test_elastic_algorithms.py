@@ -24,7 +24,11 @@ from dlsched.models.elastic.algorithms import (
 from dlsched.models.elastic.baselines import greedy_maxweight
 from dlsched.models.elastic.generate import generate
 from dlsched.models.elastic.guarantees import (
+    COUNTEREXAMPLES,
+    load_counterexample,
     max_weight_optimum,
+    recheck_oracle,
+    recheck_theorem1,
     save_counterexample,
     theorem1_record,
     theorem1_sweep,
@@ -116,11 +120,52 @@ def test_theorem1_counterexample_a_mincost1_misses_the_optimum(tmp_path) -> None
     assert json.loads(path.read_text())["record"]["exact"] == pytest.approx(10.01)
 
 
-@pytest.mark.parametrize("arch", ["ps", "ring"])
-def test_theorem1_sweep_milp_is_a_lower_bound_of_the_algorithms(arch: str) -> None:
-    for rec in theorem1_sweep(25, 3, architecture=arch):
+@pytest.mark.parametrize(("arch", "count", "seed"), [("ps", 60, 7), ("ring", 25, 3)])
+def test_theorem1_sweep_saves_every_violation(arch: str, count: int, seed: int, tmp_path) -> None:
+    """The MILP of (13)/(21) bounds the algorithm from below (outside the noted placements
+    (13a) excludes); each violation is saved and reproduces from its file."""
+    recs = theorem1_sweep(count, seed, architecture=arch, directory=tmp_path)
+    for rec in recs:
         if rec.exact is not None and np.isfinite(rec.paper) and not rec.notes:
             assert rec.paper >= rec.exact - 1e-6
+    bad = {f"counterexample-{r.instance}.json": r for r in recs if r.violations}
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(bad)
+    assert bool(bad) == (arch == "ps")  # seed 7 finds two under PS (docs/errata_elastic2.md)
+    for name, rec in bad.items():
+        again = recheck_theorem1(tmp_path / name)
+        assert again.paper == pytest.approx(rec.paper) and again.exact == pytest.approx(rec.exact)
+        assert again.violations and again.kind == rec.kind
+
+
+def test_theorem1_violations_by_reading_of_algorithm_4() -> None:
+    """The bundled counterexample misses the optimum only as written (s = ceil(0) = 0 at
+    g = N); theorem1-counterexample-both misses it under both readings of lines 15-19:
+    all five workers on the cheap server force two PSs (25) where four workers there, one
+    worker and one PS on ps-home cost 15.1."""
+    inst = _theorem1_counterexample()
+    win = np.array([[0.0, 0.0], [0.01, 10.0]])
+    rec = theorem1_record(inst, 0, 0, 3, False, win, np.array([[3.0, 8.0], [3.0, 8.0]]))
+    assert rec.kind == "reading" and rec.other_reading == pytest.approx(rec.exact)
+    both = load("elastic/theorem1-counterexample-both")
+    win = np.array([[0.5, 0.5, 0.0], [0.6, 0.5, 2.375]])
+    room = np.array([[5.0, 5.0, 0.0], [5.0, 8.0, 16.0]])
+    rec = theorem1_record(both, 0, 0, 5, False, win, room)
+    assert rec.paper == pytest.approx(25.0) and rec.other_reading == pytest.approx(25.0)
+    assert rec.exact == pytest.approx(15.1) and rec.kind == "both"
+
+
+def test_every_saved_counterexample_still_violates_theorem_1() -> None:
+    """The files the benchmark saved in data/violations reproduce their records."""
+    files = sorted(COUNTEREXAMPLES.glob("counterexample-theorem1-*.json"))
+    assert files
+    for path in files:
+        _, saved = load_counterexample(path)
+        oracle = "oracle" in path.name
+        again = recheck_oracle(path) if oracle else recheck_theorem1(path)
+        assert again.violations, path.name
+        assert again.paper == pytest.approx(saved["paper"]), path.name
+        assert again.exact == pytest.approx(saved["exact"]), path.name
+        assert again.kind == saved["kind"], path.name
 
 
 def test_theorem3_record_and_greedy_of_jain() -> None:

@@ -91,14 +91,24 @@ class ElasticFamily:
         from dlsched.instances import load
         from dlsched.models.elastic.guarantees import theorem1_record
 
-        inst = load("elastic/theorem1-counterexample")
-        win = np.array([[0.0, 0.0], [0.01, 10.0]])  # the prices of its description
-        rec = theorem1_record(inst, 0, 0, 3, False, win, np.array([[3.0, 8.0], [3.0, 8.0]]))
-        verdict = "VIOLATED" if rec.violations else "holds"
-        return [
-            f"\nTheorem 1 on elastic/theorem1-counterexample: A_mincost1 cost {rec.paper:g}, "
-            f"exact MILP of (13) {rec.exact:g}: {verdict}"
-        ]
+        notes = []
+        for stem, n, win, room in (  # the prices and free capacity of their descriptions
+            ("theorem1-counterexample", 3, [[0.0, 0.0], [0.01, 10.0]], [[3, 8], [3, 8]]),
+            (
+                "theorem1-counterexample-both",
+                5,
+                [[0.5, 0.5, 0.0], [0.6, 0.5, 2.375]],
+                [[5, 5, 0], [5, 8, 16]],
+            ),
+        ):
+            inst = load(f"elastic/{stem}")
+            rec = theorem1_record(inst, 0, 0, n, False, np.array(win), np.array(room, float))
+            verdict = "VIOLATED" if rec.violations else "holds"
+            notes.append(
+                f"\nTheorem 1 on elastic/{stem}: A_mincost1 cost {rec.paper:g} (other reading of "
+                f"lines 15-19: {rec.other_reading:g}), exact MILP of (13) {rec.exact:g}: {verdict}"
+            )
+        return notes
 
     def outcome_details(self, instance: ElasticInstance, solution: Any, evaluation: Any) -> dict:
         return {"completion": list(evaluation.completion), "makespan": evaluation.makespan}

@@ -32,7 +32,7 @@ from dlsched.models.elastic.algorithms import Ledger, a_maxweight, alpha_theorem
 from dlsched.models.elastic.enumerate import enumerate_all, ps_count
 from dlsched.models.elastic.exact import all_columns
 from dlsched.models.elastic.instance import ElasticInstance
-from dlsched.models.elastic.mincost import Placement, _fixed
+from dlsched.models.elastic.mincost import Placement, _fixed, mincost1_fixed
 from dlsched.solvers import Status, solve
 
 #: Relative slack before a ratio or a cost counts as a violation (solver tolerances).
@@ -142,6 +142,12 @@ class Theorem1Record:
     exact: float | None  # MILP optimum (None: infeasible)
     violations: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    #: A_mincost1's cost under the other reading of Algorithm 4, lines 15-19 (the largest g
+    #: that keeps a PS on server n, :func:`.mincost.mincost1_fixed`); PS with q = 0 only.
+    other_reading: float | None = None
+    #: For a violation: "reading" when the other reading reaches the optimum, "both" when it
+    #: misses it too (a counterexample to Theorem 1 whichever way lines 15-19 are read).
+    kind: str = ""
 
 
 ALGORITHM_NAMES = {
@@ -179,7 +185,81 @@ def theorem1_record(
     elif exact is not None and paper[0] < exact - tol:
         notes.append(f"{name} cost {paper[0]} below the optimum {exact}: placement outside (13)")
     info = {"m": m, "p": p, "n": n, "q": q, **(shape or {})}
-    return Theorem1Record(inst.name, name, info, paper[0], exact, tuple(bad), tuple(notes))
+    other = None
+    if inst.is_ps and not q:
+        other = mincost1_fixed(inst, m, p, n, win, room, keep_ps=True)[0]
+    kind = ""
+    if bad:
+        kind = "reading" if other is not None and other <= (exact or 0.0) + tol else "both"
+    return Theorem1Record(
+        inst.name, name, info, paper[0], exact, tuple(bad), tuple(notes), other, kind
+    )
+
+
+def load_counterexample(path: Path) -> tuple[ElasticInstance, dict[str, Any]]:
+    """The instance and the record of a file written by :func:`save_counterexample`."""
+    from dlsched.instances import from_dict
+
+    data = json.loads(Path(path).read_text())
+    return from_dict(data["instance"], str(path)), data["record"]
+
+
+def recheck_theorem1(path: Path) -> Theorem1Record:
+    """:func:`theorem1_record` rerun on a saved Theorem 1/6 counterexample (its shape, prices
+    over the window and free capacity)."""
+    inst, rec = load_counterexample(path)
+    sh = rec["shape"]
+    win, room = np.array(sh["prices"], dtype=float), np.array(sh["free"], dtype=float)
+    return theorem1_record(inst, sh["m"], sh["p"], sh["n"], sh["q"], win, room)
+
+
+@dataclass(frozen=True)
+class OracleRecord:
+    """Theorem 1/6 for the whole oracle: the cheaper of Algorithms 4 and 5 (6 and 7) over
+    every (m', p', L, t^-) against the exact minimum of (12)/(20), for one job."""
+
+    instance: str
+    job: int
+    window: tuple[int, int]
+    paper: float  # Algorithms 4-7 as written (:func:`.mincost.paper_mincost`)
+    exact: float  # exact minimization of (12)/(20) (:mod:`.pricing`)
+    other_reading: float | None  # Algorithm 4 with the other reading of lines 15-19 (PS)
+    prices: list  # [t][h][r]
+    free: list  # [t][h][r]
+    violations: tuple[str, ...] = ()
+    kind: str = ""  # for a violation: "reading" or "both", as in Theorem1Record
+
+
+def oracle_record(
+    inst: ElasticInstance, j: int, prices: np.ndarray, free: np.ndarray, window: tuple[int, int]
+) -> OracleRecord:
+    from dlsched.models.elastic.mincost import paper_mincost
+    from dlsched.models.elastic.pricing import Pricer, price_job
+
+    paper = paper_mincost(inst, j, prices, free, window).cost
+    exact = price_job(Pricer(inst, prices, free, window), j, weight=0.0).cost
+    other = paper_mincost(inst, j, prices, free, window, keep_ps=True).cost if inst.is_ps else None
+    tol = SLACK * max(1.0, abs(exact)) if math.isfinite(exact) else 0.0
+    bad, kind = [], ""
+    if paper > exact + tol:
+        theorem = f"Theorem {1 if inst.is_ps else 6}"
+        bad.append(f"{theorem}: the algorithms' cheapest schedule {paper} > minimum {exact}")
+        kind = "reading" if other is not None and other <= exact + tol else "both"
+    return OracleRecord(
+        inst.name, j, window, paper, exact, other, prices.tolist(), free.tolist(),
+        tuple(bad), kind,
+    )  # fmt: skip
+
+
+def recheck_oracle(path: Path) -> OracleRecord:
+    """:func:`oracle_record` rerun on a saved whole-oracle counterexample."""
+    inst, rec = load_counterexample(path)
+    prices, free = np.array(rec["prices"], dtype=float), np.array(rec["free"], dtype=float)
+    return oracle_record(inst, rec["job"], prices, free, tuple(rec["window"]))
+
+
+#: Where the benchmark saves every violation of Theorems 1/6 it finds (instance + record).
+COUNTEREXAMPLES = Path(__file__).parent / "data" / "violations"
 
 
 def theorem1_sweep(

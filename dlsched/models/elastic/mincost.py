@@ -36,10 +36,20 @@ def _fit(room: np.ndarray, demand: np.ndarray) -> int:
 
 
 def mincost1_fixed(
-    inst: ElasticInstance, m: int, p: int, n_workers: int, win: np.ndarray, room: np.ndarray
+    inst: ElasticInstance,
+    m: int,
+    p: int,
+    n_workers: int,
+    win: np.ndarray,
+    room: np.ndarray,
+    keep_ps: bool = False,
 ) -> Placement:
     """Algorithm 4, lines 8-29: workers from the cheapest server on; at each candidate PS
-    server n the largest g <= y^ whose PSs cover the other N - g workers (2i)."""
+    server n the largest g <= y^ whose PSs cover the other N - g workers (2i).
+
+    As written, g = N passes line 16 with s = ceil(0) = 0, and line 25 then rejects server n
+    (docs/errata.md). ``keep_ps`` is the other reading of lines 15-19: the largest g < N, so
+    that server n keeps a PS (13e); used only to classify Theorem 1's counterexamples."""
     e = np.array(inst.worker_types[m].demand)
     z = np.array(inst.ps_types[p].demand)
     b, big_b = inst.worker_types[m].bandwidth, inst.ps_types[p].bandwidth
@@ -54,7 +64,8 @@ def mincost1_fixed(
             y_hat = min(_fit(room[k], e), left)
             y[k] = y_hat
             if k == n:
-                for g in range(y_hat + 1):  # lines 15-21
+                top = min(y_hat, n_workers - 1) if keep_ps else y_hat
+                for g in range(top + 1):  # lines 15-21
                     s_hat = _fit(room[n] - g * e, z)
                     if s_hat * big_b >= (n_workers - g) * b:
                         y[n] = g
@@ -130,25 +141,40 @@ def _shapes(inst: ElasticInstance, j: int) -> list[tuple[int, int, int, bool]]:
 
 
 def _fixed(
-    inst: ElasticInstance, m: int, p: int, n: int, q: bool, win: np.ndarray, room: np.ndarray
+    inst: ElasticInstance,
+    m: int,
+    p: int,
+    n: int,
+    q: bool,
+    win: np.ndarray,
+    room: np.ndarray,
+    keep_ps: bool = False,
 ) -> Placement:
+    if inst.is_ps and q:
+        return mincost2_fixed(inst, m, p, n, win, room)
     if inst.is_ps:
-        return (mincost2_fixed if q else mincost1_fixed)(inst, m, p, n, win, room)
+        return mincost1_fixed(inst, m, p, n, win, room, keep_ps)
     return (ramincost1_fixed if q else ramincost2_fixed)(inst, m, n, win, room)
 
 
 def paper_mincost(
-    inst: ElasticInstance, j: int, prices: np.ndarray, free: np.ndarray, window: tuple[int, int]
+    inst: ElasticInstance,
+    j: int,
+    prices: np.ndarray,
+    free: np.ndarray,
+    window: tuple[int, int],
+    keep_ps: bool = False,
 ) -> Priced:
     """The cheaper of the two algorithms of the architecture over every (m', p', L, t^-) with
-    arrival and window respected; the first minimum found is kept (strict improvement)."""
+    arrival and window respected; the first minimum found is kept (strict improvement).
+    ``keep_ps``: Algorithm 4 under the other reading of its lines 15-19 (:func:`mincost1_fixed`)."""
     best = Priced(math.inf, None, 0)
     lo = max(window[0], inst.jobs[j].arrival)
     for m, p, n, q in _shapes(inst, j):
         d = duration(inst, j, m, p if inst.is_ps else None, n, q)
         for t in range(lo, window[1] - d + 1):
             win, room = _window(prices, free, t, d)
-            cost, y, s = _fixed(inst, m, p, n, q, win, room)
+            cost, y, s = _fixed(inst, m, p, n, q, win, room, keep_ps)
             if cost < best.cost:
                 u = np.outer(np.array(y, dtype=float), np.array(inst.worker_types[m].demand))
                 if inst.is_ps:
