@@ -180,6 +180,49 @@ def test_violations_are_saved_shrunk_and_reported(tmp_path: Path) -> None:
     assert line.methods["algorithm2-literal"].violations == len(bad)
 
 
+def test_a_theorem1_violation_of_seed_003_is_shrunk_with_its_case_kept(tmp_path: Path) -> None:
+    """Theorems 1 and 6 of seed 003 draw their cases (prices, free capacity, m', p', n, q) from
+    the instance's hash; shrinking keeps the violating case fixed while servers (with their
+    prices), jobs and workers are removed. The bundled counterexample (A_mincost1 pays 30, the
+    MILP of (13) 10.01), padded with a second job and an expensive third server, shrinks to one
+    job on the two servers (q = 0 needs two) with one worker (A_mincost1 pays 10, the MILP 0)."""
+    import numpy as np
+
+    from dlsched.instances import load
+    from dlsched.models.elastic.guarantees import theorem1_record
+    from dlsched.models.elastic.theorems import mincost_replay, mincost_shrink
+
+    base = load("elastic/theorem1-counterexample")
+    spare = dataclasses.replace(base.servers[1], name="spare")
+    big = dataclasses.replace(
+        base, servers=(*base.servers, spare),
+        jobs=(*base.jobs, dataclasses.replace(base.jobs[0], name="other")),
+    )  # fmt: skip
+    details = {"m": 0, "p": 0, "n": 3, "q": False, "prices": [[0, 0], [0.01, 10], [5, 5]],
+               "free": [[3, 8], [3, 8], [3, 8]]}  # fmt: skip
+    (theorem,) = select(["003-thm1"])
+    assert theorem.shrinkable
+    padded = dataclasses.replace(
+        theorem, generate=lambda seed, jobs=None, gpus=None: big,
+        measure=lambda t, inst, o: mincost_replay(t, inst, "case0", details, o),
+    )  # fmt: skip
+    summary = run([padded], tmp_path, serial(1, shrink=1))
+    assert [r["method"] for r in summary.violations] == ["A_mincost1"]
+    (path,) = summary.minimal
+    payload = json.loads(path.read_text())
+    small, record = from_dict(payload["instance"]), payload["record"]
+    case = record["details"]
+    assert (small.num_jobs, small.num_servers, case["n"]) == (1, 2, 1)
+    assert record["holds"] is False and record["case"] == "case0"
+
+    def violated(inst, c) -> bool:  # type: ignore[no-untyped-def]
+        win, room = np.array(c["prices"], dtype=float), np.array(c["free"], dtype=float)
+        return bool(theorem1_record(inst, c["m"], c["p"], c["n"], c["q"], win, room).violations)
+
+    assert violated(big, details) and violated(small, case)
+    assert not [c for c in mincost_shrink(small, case) if violated(*c)]  # no smaller one left
+
+
 def test_an_instance_outside_the_assumptions_is_never_a_violation(tmp_path: Path) -> None:
     """Theorems 3 and 5 of seed 003 assume w_j >= consumption and small demands; the family's
     small generated instances break them, so their ratios are reported but never judged (the

@@ -144,33 +144,64 @@ def measure_instance(theorem_id: str, inst: Any, solve: SolveOptions,
 # --- shrinking --------------------------------------------------------------------------------
 
 
-def violates(theorem: Theorem, inst: Any, method: str, solve: SolveOptions) -> dict | None:
-    """The row of ``method`` violating ``theorem`` on ``inst``, if any (assumptions met)."""
+def violates(theorem: Theorem, inst: Any, method: str, solve: SolveOptions,
+             case: Case | None = None) -> dict | None:  # fmt: skip
+    """The row of ``method`` violating ``theorem`` on ``inst``, if any (assumptions met); with
+    ``case`` (a row's case and details), that sub-case only, replayed (``theorem.replay``)."""
     if not theorem.applies(inst):
         return None
-    for r in measure_instance(theorem.id, inst, solve, theorem):
+    if case is not None and theorem.replay is not None:
+        rows = _replay_rows(theorem, inst, case, solve)
+    else:
+        rows = measure_instance(theorem.id, inst, solve, theorem)
+    for r in rows:
         if r["method"] == method and r["holds"] is False:
             return r
     return None
 
 
+Case = tuple[str, dict[str, Any]]  # a row's "case" and "details"
+
+
+def _replay_rows(theorem: Theorem, inst: Any, case: Case, solve: SolveOptions) -> list[dict]:
+    assert theorem.replay is not None
+    try:
+        ms = theorem.replay(theorem, inst, case[0], case[1], MethodOptions(solve=solve))
+    except Exception:  # noqa: BLE001 - a candidate the measure cannot take is not a violation
+        return []
+    return [_row(theorem, inst, m, None, solve, len(ms)) for m in ms]
+
+
+def _candidates(
+    theorem: Theorem, inst: Any, case: Case | None
+) -> Iterator[tuple[Any, Case | None]]:
+    if case is not None and theorem.shrink_case is not None and theorem.replay is not None:
+        for cand, details in theorem.shrink_case(inst, case[1]):
+            yield cand, (case[0], dict(details))
+    elif theorem.shrink is not None:
+        for cand in theorem.shrink(inst):
+            yield cand, None
+
+
 def shrink(theorem: Theorem, inst: Any, method: str, solve: SolveOptions, budget: int = 60,
-           ) -> tuple[Any, dict[str, Any] | None, int]:  # fmt: skip
-    """Greedy shrinking: take the first smaller candidate (``theorem.shrink``) on which
-    ``method`` still violates the theorem, until none does or ``budget`` candidates were
-    tried. Returns the smallest instance found, its violating row and the candidates tried."""
-    current, row = inst, violates(theorem, inst, method, solve)
+           case: Case | None = None) -> tuple[Any, dict[str, Any] | None, int]:  # fmt: skip
+    """Greedy shrinking: take the first smaller candidate (``theorem.shrink``; or, for a
+    sub-case ``case`` of a theorem with ``replay``, ``theorem.shrink_case``, the case kept fixed
+    on the smaller instance) on which ``method`` still violates the theorem, until none does or
+    ``budget`` candidates were tried. Returns the smallest instance found, its violating row
+    and the candidates tried."""
+    current, row = inst, violates(theorem, inst, method, solve, case)
     tries = 0
-    if row is None or theorem.shrink is None:
+    if row is None or not theorem.shrinkable:
         return current, row, tries
     progress = True
     while progress and tries < budget:
         progress = False
-        for cand in theorem.shrink(current):
+        for cand, cand_case in _candidates(theorem, current, case):
             tries += 1
-            got = violates(theorem, cand, method, solve)
+            got = violates(theorem, cand, method, solve, cand_case)
             if got is not None:
-                current, row, progress = cand, got, True
+                current, row, case, progress = cand, got, cand_case, True
                 break
             if tries >= budget:
                 break
@@ -178,9 +209,10 @@ def shrink(theorem: Theorem, inst: Any, method: str, solve: SolveOptions, budget
 
 
 def shrink_task(theorem: Theorem, data: dict[str, Any], method: str, solve: SolveOptions,
-                budget: int) -> tuple[dict[str, Any], dict[str, Any] | None, int]:  # fmt: skip
+                budget: int, case: Case | None = None,
+                ) -> tuple[dict[str, Any], dict[str, Any] | None, int]:  # fmt: skip
     """:func:`shrink` on an instance given as JSON data (a worker's task)."""
-    small, row, tries = shrink(theorem, from_dict(data), method, solve, budget)
+    small, row, tries = shrink(theorem, from_dict(data), method, solve, budget, case)
     return to_dict(small), row, tries
 
 
@@ -511,7 +543,7 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
     ids = {t.id: t for t in theorems}
     for r in read_log(directory / LOG):
         t = ids.get(r["theorem"])
-        if r.get("holds") is not False or t is None or t.shrink is None:
+        if r.get("holds") is not False or t is None or not t.shrinkable:
             continue
         picked = chosen.setdefault((r["theorem"], r["method"]), [])
         if len(picked) < options.shrink:
@@ -523,12 +555,18 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
             if (cx / f"{_stem(r)}-min.json").exists():
                 continue
             data = json.loads((cx / f"{_stem(r)}.json").read_text())["instance"]
-            args = (ids[r["theorem"]], data, r["method"], options.solve, options.shrink_budget)
+            t = ids[r["theorem"]]
+            case = (r.get("case") or "", r.get("details") or {}) if t.replay else None
+            args = (t, data, r["method"], options.solve, options.shrink_budget, case)
             calls.append((shrink_task, args))
             rows.append(r)
     saved = []
     with _bar(len(calls), "shrink", options) as bar, ExitStack() as stack:
-        own = pool if pool is not None else stack.enter_context(Pool(options, worker_modules(theorems)))
+        own = (
+            pool
+            if pool is not None
+            else stack.enter_context(Pool(options, worker_modules(theorems)))
+        )
         for finished in own.map(calls, [(r["theorem"], r["method"]) for r in rows]):
             for n, (data, row, tries) in finished:
                 r = rows[n]

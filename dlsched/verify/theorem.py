@@ -57,6 +57,11 @@ class Measurement:
 
 Generator = Callable[..., Any]
 Measure = Callable[["Theorem", Any, MethodOptions], list[Measurement]]
+#: replay(theorem, instance, case, details, options): the measurements of one recorded sub-case
+#: (a row's ``case`` and ``details``) taken again on ``instance``.
+Replay = Callable[["Theorem", Any, str, Mapping[str, Any], MethodOptions], list[Measurement]]
+#: shrink_case(instance, details): smaller (instance, details) pairs of one recorded sub-case.
+ShrinkCase = Callable[[Any, Mapping[str, Any]], Iterable[tuple[Any, Mapping[str, Any]]]]
 
 
 def _always(instance: Any) -> str | None:
@@ -78,6 +83,10 @@ class Theorem:
     assumptions: Callable[[Any], str | None] = _always  # why the theorem does not apply
     measure: Measure | None = None  # default: methods / reference (:func:`ratio_measure`)
     shrink: Callable[[Any], Iterable[Any]] | None = None  # smaller candidates of an instance
+    # A theorem whose sub-cases are drawn from the instance (a measure that draws prices from
+    # its hash) shrinks the instance together with the violating case, kept fixed:
+    replay: Replay | None = None
+    shrink_case: ShrinkCase | None = None
     ratio: str = "method / optimum"  # what the ratio is, for the report
     sizes: Mapping[str, int] = field(default_factory=dict)  # default jobs, gpus
 
@@ -89,6 +98,10 @@ class Theorem:
 
     def run(self, instance: Any, options: MethodOptions) -> list[Measurement]:
         return (self.measure or ratio_measure)(self, instance, options)
+
+    @property
+    def shrinkable(self) -> bool:
+        return self.shrink is not None or (self.replay is not None and self.shrink_case is not None)
 
     def instance(self, seed: int, jobs: int | None = None, gpus: int | None = None) -> Any:
         """The instance of ``seed`` (named after the theorem and the seed)."""
@@ -199,6 +212,8 @@ def select(ids: Sequence[str]) -> list[Theorem]:
 __all__ = [
     "SLACK",
     "Measurement",
+    "Replay",
+    "ShrinkCase",
     "Theorem",
     "drop_each",
     "ratio_measure",

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +33,7 @@ from dlsched.models.elastic.guarantees import (
     theorem5_guarantee,
 )
 from dlsched.models.elastic.instance import ElasticInstance
-from dlsched.verify.theorem import Measurement, Theorem, drop_each, timed
+from dlsched.verify.theorem import Measurement, Theorem, drop_each, replaced, timed
 
 PAPER = "seed 003: Zhou et al., Online Scheduling of Heterogeneous Distributed ML Jobs, IEEE TCC"
 CASES = 3
@@ -87,37 +89,69 @@ def _case(inst: ElasticInstance, rng: np.random.Generator) -> dict:
     }
 
 
+def _mincost_case(inst: ElasticInstance, c: dict, case: str) -> Measurement:
+    """One case: the algorithm's cost over the MILP's optimum."""
+    rec = theorem1_record(inst, c["m"], c["p"], c["n"], c["q"], c["win"], c["room"])
+    ratio = None
+    if rec.exact is not None:
+        tol = 1e-6 * max(1.0, abs(rec.exact))
+        if rec.exact > tol:
+            ratio = rec.paper / rec.exact
+        else:
+            ratio = 1.0 if rec.paper <= rec.exact + tol else math.inf
+    details = {
+        **{key: c[key] for key in ("m", "p", "n", "q")},
+        "prices": c["win"].tolist(),
+        "free": c["room"].tolist(),
+    }
+    return Measurement(
+        rec.algorithm, rec.paper, rec.exact, "optimum" if rec.exact is not None else "none",
+        ratio, 1.0, case=case, note="; ".join(rec.violations + rec.notes), details=details,
+    )  # fmt: skip
+
+
 def mincost_measure(
     theorem: Theorem, inst: ElasticInstance, options: MethodOptions
 ) -> list[Measurement]:
     """A_mincost's (A_RAmincost's) cost over the exact MILP of (13) / (21), three cases."""
     rng = np.random.default_rng(int(instance_hash(inst), 16))
-    rows = []
-    for k in range(CASES):
-        c = _case(inst, rng)
+    cases = [_case(inst, rng) for _ in range(CASES)]
+    return [timed(partial(_mincost_case, inst, c, f"case{k}")) for k, c in enumerate(cases)]
 
-        def one(c: dict = c, k: int = k) -> Measurement:
-            rec = theorem1_record(inst, c["m"], c["p"], c["n"], c["q"], c["win"], c["room"])
-            ratio = None
-            if rec.exact is not None:
-                tol = 1e-6 * max(1.0, abs(rec.exact))
-                if rec.exact > tol:
-                    ratio = rec.paper / rec.exact
-                else:
-                    ratio = 1.0 if rec.paper <= rec.exact + tol else math.inf
-            details = {
-                **{key: c[key] for key in ("m", "p", "n", "q")},
-                "prices": c["win"].tolist(),
-                "free": c["room"].tolist(),
-            }
-            return Measurement(
-                rec.algorithm, rec.paper, rec.exact, "optimum" if rec.exact is not None else "none",
-                ratio, 1.0, case=f"case{k}", note="; ".join(rec.violations + rec.notes),
-                details=details,
-            )  # fmt: skip
 
-        rows.append(timed(one))
-    return rows
+def _from_details(details: Mapping[str, Any]) -> dict:
+    return {
+        **{key: details[key] for key in ("m", "p", "n", "q")},
+        "win": np.array(details["prices"], dtype=float),
+        "room": np.array(details["free"], dtype=float),
+    }
+
+
+def mincost_replay(
+    theorem: Theorem, inst: ElasticInstance, case: str, details: Mapping[str, Any],
+    options: MethodOptions,
+) -> list[Measurement]:  # fmt: skip
+    """One recorded case (a row's details: m', p', n, q, prices, free capacity) measured again
+    (the shrinking of Theorems 1 and 6 keeps the violating case fixed)."""
+    return [timed(partial(_mincost_case, inst, _from_details(details), case))]
+
+
+def mincost_shrink(
+    inst: ElasticInstance, details: Mapping[str, Any]
+) -> Iterator[tuple[ElasticInstance, dict[str, Any]]]:
+    """The case kept on a smaller instance: a server removed (its prices and free capacity
+    too; two servers kept when q = 0, which (13a)/(21a) excludes on one server), a job removed
+    (n stays within the first job's chunks), or one worker fewer."""
+    for h in range(inst.num_servers) if inst.num_servers > (1 if details["q"] else 2) else ():
+        cand = replaced(inst, servers=inst.servers[:h] + inst.servers[h + 1 :])
+        if cand is not None:
+            rows = {key: details[key][:h] + details[key][h + 1 :] for key in ("prices", "free")}
+            yield cand, {**details, **rows}
+    for cand in drop_each(inst, "jobs"):
+        if details["n"] <= cand.jobs[0].chunks:
+            yield cand, dict(details)
+    if details["n"] > 1:
+        yield inst, {**details, "n": details["n"] - 1}
 
 
 def section51(inst: ElasticInstance) -> str | None:
@@ -172,6 +206,8 @@ def _mincost(id_: str, arch: str) -> Theorem:
         generate=ps if arch == "ps" else ring,
         bound=lambda inst: 1.0,
         measure=mincost_measure,
+        replay=mincost_replay,
+        shrink_case=mincost_shrink,
         ratio="algorithm's cost / MILP optimum",
         sizes={"jobs": 2, "gpus": 2},
     )
@@ -214,4 +250,11 @@ THEOREMS: list[Theorem] = [
 ]
 
 
-__all__ = ["THEOREMS", "maxweight_measure", "mincost_measure", "shrink"]
+__all__ = [
+    "THEOREMS",
+    "maxweight_measure",
+    "mincost_measure",
+    "mincost_replay",
+    "mincost_shrink",
+    "shrink",
+]
