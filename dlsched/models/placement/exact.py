@@ -22,7 +22,7 @@ P3 (18) with K_i fixed is an LP (transportation polytope) solved by HiGHS.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -165,116 +165,150 @@ def _scip_run(
     return replace(res, values={}), placement, len(m._groups.members)
 
 
+@dataclass
+class _OuterApproximation:
+    """The state of the outer-approximation loop: the best verified placement (an upper
+    bound), the best proven master bound, and what the loop did."""
+
+    best_val: float = float("inf")
+    best_assign: tuple[int, ...] | None = None
+    lower: float = -float("inf")
+    status: Status = Status.FEASIBLE
+    last: SolveResult | None = None
+    iterations: int = 0
+    cuts: int = 0
+    master_times: list[float] = field(default_factory=list)
+    evaluator: Evaluator | None = None
+
+    def closed(self) -> bool:
+        return self.best_assign is not None and self.best_val - self.lower <= tolerance(
+            self.best_val
+        )
+
+
 def _solve_oa(
     instance: PlacementInstance,
     category: tuple[int, ...] | None,
     options: SolveOptions,
     max_iterations: int = 500,
 ) -> Outcome:
+    """Outer approximation over HiGHS. Intermediate masters only collect cut points: a loose
+    gap is enough and each master's bound is still valid. Once a master adds no cut, it is
+    re-solved tightly; the loop ends when the proven lower bound meets the best verified
+    objective."""
     t0 = time.perf_counter()
     m = build_p1(instance, category, computation="tangents")
-    ev = Evaluator(instance)
-    solver = PyomoSolver("highs")
-    groups = m._groups
-    best_val, best_assign = float("inf"), None
-    lower = -float("inf")
-    status = Status.ERROR
-    last = None
-    iterations = 0
-    cuts = 0
-    # Intermediate masters only collect cut points: a loose gap is enough and each master's
-    # bound is still valid. Once a master adds no cut, it is re-solved tightly; the loop ends
-    # when the proven lower bound meets the best verified objective.
-    loose = max(options.mip_gap, 1e-4)
-    master_times: list[float] = []
-    gap_now = loose
-    while iterations < max_iterations:
-        iterations += 1
+    state = _OuterApproximation(evaluator=Evaluator(instance))
+    gap_now = max(options.mip_gap, 1e-4)
+    while state.iterations < max_iterations:
+        state.iterations += 1
         elapsed = time.perf_counter() - t0
         if options.time_limit is not None and elapsed >= options.time_limit:
-            status = Status.TIME_LIMIT
+            state.status = Status.TIME_LIMIT
             break
-        extra = dict(options.extra)
-        if best_val < float("inf"):
-            extra.setdefault("objective_bound", best_val * (1 + 1e-9))  # MIP cutoff
-        res = solver.solve(
-            m,
-            options.with_(time_limit=options.remaining(elapsed), mip_gap=gap_now, extra=extra),
-        )
-        master_times.append(round(res.wall_time, 3))
-        last = res
-        if res.status == Status.INFEASIBLE and best_assign is None:
-            _proof(instance, "highs-outer-approximation", None, infeasible=True)
-        if res.bound is not None and res.status in (
-            Status.OPTIMAL,
-            Status.FEASIBLE,
-            Status.TIME_LIMIT,
-            Status.INFEASIBLE,
-        ):
-            lower = max(lower, res.bound)
-        if res.status == Status.INFEASIBLE:  # the cutoff removed everything: incumbent optimal
-            lower = max(lower, best_val)
-        if res.has_solution:
-            counts = counts_from_values(m, dict(res.values))
-            assign = expand_counts(groups, counts, instance.num_workers)
-            val = float(ev.avg_jct(np.array(assign))[0])
-            if val < best_val:
-                best_val, best_assign = val, assign
-        closed = best_assign is not None and best_val - lower <= tolerance(best_val)
-        if closed:
-            status = Status.OPTIMAL
+        res = _master(m, instance, state, options.with_(mip_gap=gap_now), elapsed)
+        if state.closed():
+            state.status = Status.OPTIMAL
             break
         # OPTIMAL, or FEASIBLE = converged at the requested (loose) gap
         if res.status not in (Status.OPTIMAL, Status.FEASIBLE, Status.INFEASIBLE):
-            status = Status.TIME_LIMIT if res.status == Status.TIME_LIMIT else res.status
+            state.status = Status.TIME_LIMIT if res.status == Status.TIME_LIMIT else res.status
             break
-        added = 0
-        if res.has_solution:
-            for i in range(instance.num_jobs):
-                v = float(res.values[m.V[i].name])
-                t = float(res.values[m.t[i].name])
-                w = float(instance.work[i])
-                if t < w / v * (1 - 1e-10):
-                    add_tangent(m, i, v)
-                    added += 1
-        cuts += added
+        added = _tangent_cuts(m, instance, res)
+        state.cuts += added
         if added == 0:
             if gap_now > min(options.mip_gap, 1e-9):
                 gap_now = min(options.mip_gap, 1e-9)  # final, tight master
                 continue
             break
-    else:
-        status = Status.FEASIBLE
+    return _oa_outcome(instance, category, m, state, time.perf_counter() - t0)
+
+
+def _master(
+    m: Any,
+    instance: PlacementInstance,
+    state: _OuterApproximation,
+    options: SolveOptions,
+    elapsed: float,
+) -> SolveResult:
+    """Solve the master once (cut off at the incumbent) and update the bounds."""
+    extra = dict(options.extra)
+    if state.best_val < float("inf"):
+        extra.setdefault("objective_bound", state.best_val * (1 + 1e-9))  # MIP cutoff
+    res = PyomoSolver("highs").solve(
+        m, options.with_(time_limit=options.remaining(elapsed), extra=extra)
+    )
+    state.master_times.append(round(res.wall_time, 3))
+    state.last = res
+    if res.status == Status.INFEASIBLE and state.best_assign is None:
+        _proof(instance, "highs-outer-approximation", None, infeasible=True)
+    proven = (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT, Status.INFEASIBLE)
+    if res.bound is not None and res.status in proven:
+        state.lower = max(state.lower, res.bound)
+    if res.status == Status.INFEASIBLE:  # the cutoff removed everything: incumbent optimal
+        state.lower = max(state.lower, state.best_val)
+    if res.has_solution:
+        counts = counts_from_values(m, dict(res.values))
+        assign = expand_counts(m._groups, counts, instance.num_workers)
+        val = float((state.evaluator or Evaluator(instance)).avg_jct(np.array(assign))[0])
+        if val < state.best_val:
+            state.best_val, state.best_assign = val, assign
+    return res
+
+
+def _tangent_cuts(m: Any, instance: PlacementInstance, res: SolveResult) -> int:
+    """Add the tangent of t >= W/V at each job's master V_i where the master under-estimates
+    it; the number added."""
+    added = 0
+    if not res.has_solution:
+        return added
+    for i in range(instance.num_jobs):
+        v = float(res.values[m.V[i].name])
+        t = float(res.values[m.t[i].name])
+        w = float(instance.work[i])
+        if t < w / v * (1 - 1e-10):
+            add_tangent(m, i, v)
+            added += 1
+    return added
+
+
+def _oa_outcome(
+    instance: PlacementInstance,
+    category: tuple[int, ...] | None,
+    m: Any,
+    state: _OuterApproximation,
+    wall_time: float,
+) -> Outcome:
+    """The verified outcome of the loop; a heuristic incumbent if no master found one."""
     returned = "master"
-    if best_assign is None:  # stopped before any master solution: a heuristic incumbent
+    if state.best_assign is None:
         from dlsched.models.placement.heuristics import optimus_lb
 
         returned = "optimus-lb" if category is None else "first K_i workers"
-        best_assign = (
+        state.best_assign = (
             optimus_lb(instance) if category is None else _category_start(instance, category)
         )
-        best_val = float(ev.avg_jct(np.array([best_assign]))[0])
-    placement = Placement(best_assign)
-    bound = lower if lower > -float("inf") else None
+        state.best_val = float(Evaluator(instance).avg_jct(np.array([state.best_assign]))[0])
+    bound = state.lower if state.lower > -float("inf") else None
     proof = _proof(
-        instance, "highs-outer-approximation", bound, hit_limit=status == Status.TIME_LIMIT
+        instance, "highs-outer-approximation", bound, hit_limit=state.status == Status.TIME_LIMIT
     )
     return verified_outcome(
         instance,
         _method_name(category),
-        placement,
-        wall_time=time.perf_counter() - t0,
+        Placement(state.best_assign),
+        wall_time=wall_time,
         proof=proof,
-        claimed=best_val,
-        solver=last,
+        claimed=state.best_val,
+        solver=state.last,
         details={
             "route": "highs-outer-approximation",
             "returned": returned,
-            "iterations": iterations,
-            "cuts_added": cuts,
-            "master_seconds": master_times,
+            "iterations": state.iterations,
+            "cuts_added": state.cuts,
+            "master_seconds": state.master_times,
             "category": list(category) if category else None,
-            "groups": len(groups.members),
+            "groups": len(m._groups.members),
         },
     )
 
