@@ -154,64 +154,81 @@ def matching_market(
     paper's own Section IV-A example); the loop then stops after Theorem 1's P_max rounds and
     raises :class:`PricingDidNotTerminate`.
     """
-    if ties not in ("market", "index"):
-        raise OptionError("ties", ties, "must be 'market' or 'index'")
-    if pricing not in ("clearing", "paper"):
-        raise OptionError("pricing", pricing, "must be 'clearing' or 'paper'")
-    if ties == "index" and pricing == "clearing":
-        raise OptionError("pricing", pricing, "needs ties='market' (Hall constricted sets)")
+    _check_market_options(ties, pricing)
     s, k = rho.shape
     if sum(sizes) != k:
         raise OptionError("category", sizes, f"must sum to K = {k}")
     p_max = sum(_top_sum(rho[i], sizes[i]) for i in range(s))  # (28)
+    limit = p_max + 1 if max_rounds is None else max_rounds
     prices = np.zeros(k)
     gamma = rho.astype(float).copy()
     # payoffs are differences of throughputs: compare them up to rounding noise
     tol = 1e-9 * max(1.0, float(np.abs(rho).max()))
     rounds = 0
     while True:
-        if ties == "market":
-            assignment, jobs_c, workers_c = _market_step(gamma, sizes, tol)
-            if assignment is not None:
-                break
-        else:
-            pref = _preferred_literal(gamma, sizes)
-            owners: dict[int, list[int]] = {}
-            for i, ks in enumerate(pref):
-                for kk in ks:
-                    owners.setdefault(int(kk), []).append(i)
-            workers_c = sorted(kk for kk, js in owners.items() if len(js) > 1)
-            if not workers_c:
-                a = [-1] * k
-                for i, ks in enumerate(pref):
-                    for kk in ks:
-                        a[int(kk)] = i
-                assignment = tuple(a)
-                break
-            jobs_c = owners[workers_c[0]]
+        step = _market_step if ties == "market" else _literal_step
+        assignment, jobs_c, workers_c = step(gamma, sizes, tol)
+        if assignment is not None:
+            break
         rounds += 1
-        limit = p_max + 1 if max_rounds is None else max_rounds
         if rounds > limit:
             raise PricingDidNotTerminate(
                 f"pricing for category {sizes} ran {rounds} rounds (P_max = {p_max:g}, "
                 f"Theorem 1; ties={ties!r}, pricing={pricing!r})"
             )
         if pricing == "clearing":
-            step = _clearing_step(gamma, sizes, jobs_c, workers_c, tol)
-            if not np.isfinite(step):  # cannot happen while Hall fails; guard the loop anyway
-                step = 1.0
-            prices[workers_c] += step
-            gamma[:, workers_c] = rho[:, workers_c] - prices[workers_c]
-            continue
-        kk = workers_c[0]
-        gains = []
-        for i in jobs_c:
-            v_i = _top_sum(gamma[i], sizes[i])  # (20)
-            v_ik = _top_sum(np.delete(gamma[i], kk), sizes[i])  # (21)
-            gains.append(v_i - v_ik if v_i - v_ik > tol else 0.0)
-        prices[kk] += max(1.0, max(gains))  # (22)
-        gamma[:, kk] = rho[:, kk] - prices[kk]  # (23)
+            rise = _clearing_step(gamma, sizes, jobs_c, workers_c, tol)
+            if not np.isfinite(rise):  # cannot happen while Hall fails; guard the loop anyway
+                rise = 1.0
+            prices[workers_c] += rise
+        else:
+            kk = workers_c[0]
+            workers_c = [kk]
+            prices[kk] += _paper_rise(gamma, sizes, jobs_c, kk, tol)  # (22)
+        gamma[:, workers_c] = rho[:, workers_c] - prices[workers_c]  # (23)
     return MarketResult(tuple(assignment), rounds, p_max, tuple(prices.tolist()))
+
+
+def _check_market_options(ties: str, pricing: str) -> None:
+    if ties not in ("market", "index"):
+        raise OptionError("ties", ties, "must be 'market' or 'index'")
+    if pricing not in ("clearing", "paper"):
+        raise OptionError("pricing", pricing, "must be 'clearing' or 'paper'")
+    if ties == "index" and pricing == "clearing":
+        raise OptionError("pricing", pricing, "needs ties='market' (Hall constricted sets)")
+
+
+def _literal_step(
+    gamma: np.ndarray, sizes: tuple[int, ...], tol: float
+) -> tuple[tuple[int, ...] | None, list[int], list[int]]:
+    """The printed reading: each job prefers its top-K_i workers (ties to the lower index);
+    a worker chosen by two or more jobs is constricted. (assignment when none is, constricted
+    jobs of the lowest constricted worker, constricted workers)."""
+    pref = _preferred_literal(gamma, sizes)
+    owners: dict[int, list[int]] = {}
+    for i, ks in enumerate(pref):
+        for kk in ks:
+            owners.setdefault(int(kk), []).append(i)
+    workers_c = sorted(kk for kk, js in owners.items() if len(js) > 1)
+    if workers_c:
+        return None, owners[workers_c[0]], workers_c
+    a = [-1] * gamma.shape[1]
+    for i, ks in enumerate(pref):
+        for kk in ks:
+            a[int(kk)] = i
+    return tuple(a), [], []
+
+
+def _paper_rise(
+    gamma: np.ndarray, sizes: tuple[int, ...], jobs_c: list[int], kk: int, tol: float
+) -> float:
+    """Rule (22): max{1, max_i (V_i - V_i^k)} over the constricted jobs, (20)-(21)."""
+    gains = []
+    for i in jobs_c:
+        v_i = _top_sum(gamma[i], sizes[i])  # (20)
+        v_ik = _top_sum(np.delete(gamma[i], kk), sizes[i])  # (21)
+        gains.append(v_i - v_ik if v_i - v_ik > tol else 0.0)
+    return max(1.0, max(gains))
 
 
 @dataclass(frozen=True)
