@@ -37,18 +37,19 @@ def integer_scale(numbers: list[float], what: str) -> int:
     raise BridgeError(f"{what}: coefficient {bad!r} has no exact integer scaling up to 1e9")
 
 
-def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
-    import pyomo.environ as pyo
-    from ortools.sat.python import cp_model
-    from pyomo.repn.standard_repn import generate_standard_repn
+class _Translator:
+    """Pyomo variables to CP-SAT integer variables, one each, with finite integer bounds."""
 
-    cp = cp_model.CpModel()
-    cvars: dict[int, Any] = {}
-    names: dict[str, Any] = {}
+    def __init__(self) -> None:
+        from ortools.sat.python import cp_model
 
-    def var(v: Any) -> Any:
+        self.cp = cp_model.CpModel()
+        self.cvars: dict[int, Any] = {}
+        self.names: dict[str, Any] = {}
+
+    def var(self, v: Any) -> Any:
         key = id(v)
-        if key not in cvars:
+        if key not in self.cvars:
             if not (v.is_integer() or v.is_binary()):
                 raise BridgeError(
                     f"variable {v.name} is continuous; CP-SAT needs integer variables"
@@ -60,11 +61,20 @@ def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
                 raise BridgeError(
                     f"variable {v.name} needs finite bounds for CP-SAT, has {(lb, ub)}"
                 )
-            cvars[key] = cp.new_int_var(math.ceil(lb - 1e-9), math.floor(ub + 1e-9), v.name)
-            names[v.name] = cvars[key]
-        return cvars[key]
+            cv = self.cp.new_int_var(math.ceil(lb - 1e-9), math.floor(ub + 1e-9), v.name)
+            self.cvars[key] = self.names[v.name] = cv
+        return self.cvars[key]
 
-    for con in model.component_data_objects(pyo.Constraint, active=True):
+    def linear(self, coefs: list[float], variables: Any, scale: int) -> Any:
+        return sum(
+            int(round(c * scale)) * self.var(v) for c, v in zip(coefs, variables, strict=True)
+        )
+
+    def constraint(self, con: Any) -> None:
+        """lo <= body <= hi, scaled to integer coefficients (exactly, or a BridgeError)."""
+        import pyomo.environ as pyo
+        from pyomo.repn.standard_repn import generate_standard_repn
+
         repn = generate_standard_repn(con.body, quadratic=False)
         if not repn.is_linear():
             raise BridgeError(
@@ -74,37 +84,47 @@ def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
         lo = None if con.lower is None else float(pyo.value(con.lower)) - float(repn.constant)
         hi = None if con.upper is None else float(pyo.value(con.upper)) - float(repn.constant)
         scale = integer_scale(coefs + [x for x in (lo, hi) if x is not None], con.name)
-        expr = sum(
-            int(round(c * scale)) * var(v) for c, v in zip(coefs, repn.linear_vars, strict=True)
-        )
+        expr = self.linear(coefs, repn.linear_vars, scale)
         if lo is not None and hi is not None and lo == hi:
-            cp.add(expr == int(round(lo * scale)))
+            self.cp.add(expr == int(round(lo * scale)))
+            return
+        if lo is not None:
+            self.cp.add(expr >= math.ceil(lo * scale - 1e-9))
+        if hi is not None:
+            self.cp.add(expr <= math.floor(hi * scale + 1e-9))
+
+    def objective(self, obj: Any) -> tuple[int, float, str]:
+        """(integer scale, constant, "min" or "max") of the one objective."""
+        import pyomo.environ as pyo
+        from pyomo.repn.standard_repn import generate_standard_repn
+
+        repn = generate_standard_repn(obj.expr, quadratic=False)
+        if not repn.is_linear():
+            raise BridgeError("objective is nonlinear; CP-SAT bridge takes linear models")
+        coefs = [float(c) for c in repn.linear_coefs]
+        oscale = integer_scale(coefs, "objective")
+        oexpr = self.linear(coefs, repn.linear_vars, oscale)
+        sense = "max" if obj.sense == pyo.maximize else "min"
+        if sense == "max":
+            self.cp.maximize(oexpr)
         else:
-            if lo is not None:
-                cp.add(expr >= math.ceil(lo * scale - 1e-9))
-            if hi is not None:
-                cp.add(expr <= math.floor(hi * scale + 1e-9))
+            self.cp.minimize(oexpr)
+        return oscale, float(repn.constant), sense
+
+
+def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
+    import pyomo.environ as pyo
+
+    t = _Translator()
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        t.constraint(con)
     objs = list(model.component_data_objects(pyo.Objective, active=True))
     if len(objs) != 1:
         raise BridgeError(f"model must have exactly one active objective, found {len(objs)}")
-    obj = objs[0]
-    repn = generate_standard_repn(obj.expr, quadratic=False)
-    if not repn.is_linear():
-        raise BridgeError("objective is nonlinear; CP-SAT bridge takes linear models")
-    coefs = [float(c) for c in repn.linear_coefs]
-    oscale = integer_scale(coefs, "objective")
-    oexpr = sum(
-        int(round(c * oscale)) * var(v) for c, v in zip(coefs, repn.linear_vars, strict=True)
-    )
-    sense = "max" if obj.sense == pyo.maximize else "min"
-    if sense == "max":
-        cp.maximize(oexpr)
-    else:
-        cp.minimize(oexpr)
-    # variables that appear nowhere still need a value
+    oscale, constant, sense = t.objective(objs[0])
     for v in model.component_data_objects(pyo.Var, active=True):
-        var(v)
-    return cp, names, oscale, float(repn.constant), sense
+        t.var(v)  # variables that appear nowhere still need a value
+    return t.cp, t.names, oscale, constant, sense
 
 
 def solve_cpsat(model: Any, options: SolveOptions | None = None) -> SolveResult:
