@@ -75,8 +75,6 @@ class PyomoSolver:
         return ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
 
     def solve(self, model: Any, options: SolveOptions | None = None) -> SolveResult:
-        from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
-
         options = options or SolveOptions()
         sense = _objective_sense(model)
         kwargs: dict[str, Any] = {
@@ -91,26 +89,23 @@ class PyomoSolver:
         try:
             res = self._opt.solve(model, **kwargs)
         except Exception as e:  # solver crash: an explicit status, never a silent pass
+            wall = time.perf_counter() - t0
             return SolveResult(
-                Status.ERROR,
-                None,
-                None,
-                time.perf_counter() - t0,
-                self.name,
-                self.version(),
-                sense,
+                Status.ERROR, None, None, wall, self.name, self.version(), sense,
                 message=f"{type(e).__name__}: {e}",
-            )
-        wall = time.perf_counter() - t0
+            )  # fmt: skip
+        return self._result(model, res, time.perf_counter() - t0, sense)
+
+    def _result(self, model: Any, res: Any, wall: float, sense: str) -> SolveResult:
+        """Pyomo's results as a SolveResult; the status from the numbers (solver_status)."""
+        from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
         tc = res.termination_condition
         has_sol = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
-        obj = (
-            float(res.incumbent_objective)
-            if has_sol and res.incumbent_objective is not None
-            else None
-        )
-        bound = res.objective_bound
-        bound = float(bound) if bound is not None else None
+        obj = None
+        if has_sol and res.incumbent_objective is not None:
+            obj = float(res.incumbent_objective)
+        bound = None if res.objective_bound is None else float(res.objective_bound)
         values: dict[str, float] = {}
         if has_sol:
             res.solution_loader.load_vars()
@@ -118,27 +113,20 @@ class PyomoSolver:
         proven = tc == TerminationCondition.convergenceCriteriaSatisfied
         if proven and bound is None and obj is not None:
             bound = obj  # an LP's optimum is its own bound
+        infeasible = tc in (
+            TerminationCondition.provenInfeasible,
+            TerminationCondition.locallyInfeasible,
+            TerminationCondition.infeasibleOrUnbounded,
+        )
         status = solver_status(
             obj,
             bound,
             sense=sense,
             claimed_optimal=proven,
-            infeasible=tc
-            in (
-                TerminationCondition.provenInfeasible,
-                TerminationCondition.locallyInfeasible,
-                TerminationCondition.infeasibleOrUnbounded,
-            ),
+            infeasible=infeasible,
             hit_limit=tc == TerminationCondition.maxTimeLimit,
         )
+        message = "" if status == Status.OPTIMAL else str(tc)
         return SolveResult(
-            status,
-            obj,
-            bound,
-            wall,
-            self.name,
-            self.version(),
-            sense,
-            values,
-            message="" if status in (Status.OPTIMAL,) else str(tc),
+            status, obj, bound, wall, self.name, self.version(), sense, values, message=message
         )
