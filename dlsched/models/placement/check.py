@@ -49,54 +49,22 @@ def check_placement(
     if balance not in ("proportional", "equal"):
         raise ValueError(f"balance must be 'proportional' or 'equal', not {balance!r}")
     s = len(instance.jobs)
-    k_total = len(instance.workers)
     a = placement.assignment
-    if len(a) != k_total:
-        raise InfeasibleSolutionError(
-            f"placement lists {len(a)} workers, instance has {k_total} (8c)"
-        )
-    for k, i in enumerate(a):
-        if not isinstance(i, int) or not 0 <= i < s:
-            raise InfeasibleSolutionError(
-                f"worker {instance.workers[k].name} is assigned to job {i!r}, not one of 0..{s - 1}"
-                " (8c)-(8d): every worker serves exactly one job"
-            )
+    _check_assignment(instance, a)
     jct, comp, comm, tput, sizes, rmin, splits = [], [], [], [], [], [], []
     for i, job in enumerate(instance.jobs):
-        mine = [k for k in range(k_total) if a[k] == i]
+        mine = [k for k in range(len(a)) if a[k] == i]
         if not mine:
             raise InfeasibleSolutionError(f"job {job.name} has no worker (8b)")
-        rho = [float(instance.throughput[i][k]) for k in mine]
-        v = sum(rho)
-        # (12): |pi_ik| = |Pi_i| rho_ik / V_i; (2)-(3): the epoch time is the slowest worker's
-        if balance == "proportional":
-            split = [job.dataset_size * r / v for r in rho]
-        else:
-            split = [job.dataset_size / len(rho)] * len(rho)
-        if abs(sum(split) - job.dataset_size) > 1e-6 * job.dataset_size:
-            raise InfeasibleSolutionError(f"data split of job {job.name} does not cover (8a)")
-        l_p = max(p / r for p, r in zip(split, rho, strict=True))
-        # (5): bottleneck over all pairs of the job's workers
-        rates = [
-            instance.intra_node_gbps
-            if instance.workers[k1].node == instance.workers[k2].node
-            else instance.inter_node_gbps
-            for x, k1 in enumerate(mine)
-            for k2 in mine[x + 1 :]
-        ]
-        kk = len(mine)
-        if kk == 1:
-            l_c, r_min = 0.0, None
-        else:
-            r_min = min(rates)
-            l_c = 2 * (kk - 1) * job.model_size_mb * BITS_PER_MB / (r_min * BITS_PER_GBIT * kk)
+        split, l_p, v = _computation(instance, i, mine, balance)
+        l_c, r_min = _communication(instance, i, mine)
         comp.append(job.epochs * l_p)
         comm.append(job.epochs * l_c)
         jct.append(job.epochs * (l_p + l_c))  # (7)
         tput.append(v)
-        sizes.append(kk)
+        sizes.append(len(mine))
         rmin.append(r_min)
-        splits.append(tuple(split))
+        splits.append(split)
     return PlacementEvaluation(
         avg_jct=sum(jct) / s,
         jct=tuple(jct),
@@ -107,3 +75,55 @@ def check_placement(
         bottleneck_gbps=tuple(rmin),
         data_split=tuple(splits),
     )
+
+
+def _check_assignment(instance: PlacementInstance, a: tuple[int, ...]) -> None:
+    """(8c)-(8d): one job index per worker."""
+    s, k_total = len(instance.jobs), len(instance.workers)
+    if len(a) != k_total:
+        raise InfeasibleSolutionError(
+            f"placement lists {len(a)} workers, instance has {k_total} (8c)"
+        )
+    for k, i in enumerate(a):
+        if not isinstance(i, int) or not 0 <= i < s:
+            raise InfeasibleSolutionError(
+                f"worker {instance.workers[k].name} is assigned to job {i!r}, not one of 0..{s - 1}"
+                " (8c)-(8d): every worker serves exactly one job"
+            )
+
+
+def _computation(
+    instance: PlacementInstance, i: int, mine: list[int], balance: str
+) -> tuple[tuple[float, ...], float, float]:
+    """(data split, epoch computation time l_p, throughput V_i): (12) splits the data by
+    throughput, |pi_ik| = |Pi_i| rho_ik / V_i; (2)-(3) the epoch time is the slowest worker's."""
+    job = instance.jobs[i]
+    rho = [float(instance.throughput[i][k]) for k in mine]
+    v = sum(rho)
+    if balance == "proportional":
+        split = [job.dataset_size * r / v for r in rho]
+    else:
+        split = [job.dataset_size / len(rho)] * len(rho)
+    if abs(sum(split) - job.dataset_size) > 1e-6 * job.dataset_size:
+        raise InfeasibleSolutionError(f"data split of job {job.name} does not cover (8a)")
+    l_p = max(p / r for p, r in zip(split, rho, strict=True))
+    return tuple(split), l_p, v
+
+
+def _communication(
+    instance: PlacementInstance, i: int, mine: list[int]
+) -> tuple[float, float | None]:
+    """(epoch ring all-reduce time l_c (6), bottleneck Gbit/s over all pairs of the job's
+    workers (5), None for one worker)."""
+    if len(mine) == 1:
+        return 0.0, None
+    r_min = min(
+        instance.intra_node_gbps
+        if instance.workers[k1].node == instance.workers[k2].node
+        else instance.inter_node_gbps
+        for x, k1 in enumerate(mine)
+        for k2 in mine[x + 1 :]
+    )
+    kk = len(mine)
+    size_mb = instance.jobs[i].model_size_mb
+    return 2 * (kk - 1) * size_mb * BITS_PER_MB / (r_min * BITS_PER_GBIT * kk), r_min
