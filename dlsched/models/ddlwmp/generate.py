@@ -26,6 +26,7 @@ not used, and ``seed`` draws each group's model. From the command line::
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -105,6 +106,13 @@ def generate(jobs: int, workers: int, seed: int, **params: Any) -> DdlwmpInstanc
     return _small(jobs, cluster, rng, seed)
 
 
+@functools.lru_cache(maxsize=4096)
+def _shape(model: str, config: tuple[int, ...], cluster: Cluster) -> tuple[Any, float]:
+    """(stages of the model in that configuration, its minimum iteration time in ms)."""
+    st = stages(model, config)
+    return st, alpha_tilde_min(Job("probe", 0.0, 1, st, model=model), cluster)[0]
+
+
 def _job(
     name: str,
     model: str,
@@ -115,9 +123,7 @@ def _job(
     group: str = "",
     user: str = "",
 ) -> Job:
-    st = stages(model, config)
-    probe = Job(name, release, 1, st, model=model)
-    a = alpha_tilde_min(probe, cluster)[0]
+    st, a = _shape(model, config, cluster)
     n = max(1, round(seconds * 1000 / a))
     return Job(name, release, n, st, "ring", group, user, None, model)
 
@@ -133,6 +139,15 @@ def _small(jobs: int, cluster: Cluster, rng: np.random.Generator, seed: int) -> 
         out.append(_job(f"j{i}", model, config, release, seconds, cluster))
     name = f"ddlwmp-small-{jobs}j-{cluster.total_gpus}g-s{seed}"
     return DdlwmpInstance(name, cluster, tuple(out), "generated, setting=small")
+
+
+def _draw(rng: np.random.Generator, p: np.ndarray, n: int) -> list[int]:
+    """``n`` draws of ``rng.choice(len(p), p=p)`` at once: the same numbers from the same
+    stream (one uniform each, inverted through the cumulative distribution) without
+    normalising p again for every draw."""
+    cdf = p.cumsum()
+    cdf /= cdf[-1]
+    return [int(x) for x in cdf.searchsorted(rng.random(n), side="right")]
 
 
 def _paper(
@@ -151,7 +166,7 @@ def _paper(
             groups[kind].append((model, config, median, user))
     weights = rng.zipf(1.5, n_groups).astype(float)  # a few groups recur very often
     kinds = (rng.random(jobs) >= share).astype(int) if pools[1] else np.zeros(jobs, int)
-    picks = [(int(k), int(rng.choice(n_groups, p=weights / weights.sum()))) for k in kinds]
+    picks = list(zip(kinds.tolist(), _draw(rng, weights / weights.sum(), len(kinds)), strict=True))
     durs = [groups[k][q][2] * float(rng.lognormal(0.0, 0.5)) for k, q in picks]
     work = sum(d * sum(groups[k][q][1]) for d, (k, q) in zip(durs, picks, strict=True))
     rate = load * cluster.total_gpus / (work / jobs)  # arrivals per second
