@@ -492,3 +492,14 @@ def test_a_srpt_delays_a_communication_heavy_job_until_one_server_frees(tau) -> 
     out = []
     assert pol._retry(1.0, out)
     assert [a.usage for a in out] == [{0: 4}]
+
+
+def test_group_draws_equal_per_job_choice() -> None:
+    from dlsched.models.ddlwmp.generate import _draw
+
+    for seed in range(5):
+        w = np.random.default_rng(100 + seed).zipf(1.5, 40).astype(float)
+        p = w / w.sum()
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        assert _draw(a, p, 300) == [int(b.choice(len(p), p=p)) for _ in range(300)]
+        assert a.random() == b.random()  # the stream continues from the same point
