@@ -211,7 +211,7 @@ def _outcome_is_honest(inst, name: str, out, exact) -> None:
         assert not set(left) & set(out.details["fallback_jobs"])
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     arch=st.sampled_from(["ps", "ring"]),
