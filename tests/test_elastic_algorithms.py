@@ -246,6 +246,7 @@ def test_a_job_too_long_for_the_horizon_is_proven_infeasible_by_every_method() -
     data = json.loads(dumps(load("elastic/intro-cifar10")))
     inst = loads(json.dumps({**data, "horizon": 9}))
     assert run_method(inst, "exact").status == Status.INFEASIBLE
+    assert run_method(inst, "lp-bound").status == Status.INFEASIBLE  # an empty Gamma_j
     for name in HEURISTICS:
         out = run_method(inst, name)
         assert out.status == Status.INFEASIBLE and out.solution is None, name

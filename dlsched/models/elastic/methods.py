@@ -2,11 +2,14 @@
 
 Zhou et al., IEEE TCC (seed 003). Every schedule passes :func:`.check.check_schedule`; the
 reported objective is the checker's. ``lp-bound`` returns no schedule: its ``bound`` is the
-certified Lagrangian bound of column generation, ``details`` carry the rest.
+certified Lagrangian bound of column generation, ``details`` carry the rest (status
+``infeasible`` when a job has no schedule at all). A heuristic whose commitments leave some job
+no room before the horizon returns no schedule either (:func:`no_schedule_outcome`).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -127,7 +130,8 @@ def run_lp_bound(instance: ElasticInstance, options: MethodOptions) -> Outcome:
         None,
         status=Status.OPTIMAL if cg.converged else Status.TIME_LIMIT,
         wall_time=time.perf_counter() - t0,
-        proof=Proof(bound=cg.bound, hit_limit=not cg.converged),
+        # an infinite Lagrangian bound: some job has no schedule at all, (2) is infeasible
+        proof=Proof(bound=cg.bound, hit_limit=not cg.converged, infeasible=cg.bound == math.inf),
         details=cg.details(),
     )
 
