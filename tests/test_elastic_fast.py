@@ -209,3 +209,32 @@ def test_theorem_sweeps_report_assumptions_and_resume(tmp_path) -> None:
     assert theorem5_sweep(insts, tmp_path / "t5.jsonl") == []  # resumed: nothing left to run
     for rec in theorem3_sweep(insts[:1], 6, tmp_path / "cx"):
         assert rec.algorithm <= rec.optimum + 1e-9 and "max_share" in rec.assumptions
+
+
+@pytest.mark.parametrize(
+    ("arch", "pair"),
+    [("ps", ("a-mincost1", "a-mincost2")), ("ring", ("a-ramincost1", "a-ramincost2"))],
+)
+def test_each_algorithm_alone_and_the_cheaper_of_the_two(arch: str, pair) -> None:
+    """``--param oracle=a-mincost1`` ... prices with one of Algorithms 4-7 alone (one
+    colocation q); the paper oracle is the cheaper of the architecture's two; the other
+    architecture's algorithm is refused in one line; A_maxweight runs with each."""
+    from dlsched.models.elastic.algorithms import one_algorithm_oracle
+
+    for seed in range(4):
+        inst, prices, free, window = _case(seed, arch)
+        one, two = (one_algorithm_oracle(inst, name) for name in pair)
+        for j in range(inst.num_jobs):
+            a, b = one(inst, j, prices, free, window), two(inst, j, prices, free, window)
+            both = paper_mincost(inst, j, prices, free, window)
+            assert _same(both.cost, min(a.cost, b.cost)), (seed, j)
+            colocated = b if arch == "ps" else a  # A_mincost2 / A_RAmincost1: q = 1
+            if colocated.config is not None:  # every worker (and its PS) on one server
+                assert np.count_nonzero(colocated.config.usage.any(axis=1)) == 1
+    inst = generate(3, 2, 1, architecture=arch)
+    for name in pair:
+        out = run_method(inst, "a-maxweight", MethodOptions(params={"oracle": name}))
+        assert out.evaluation is not None or out.details["unscheduled_jobs"]
+    wrong = "a-ramincost1" if arch == "ps" else "a-mincost1"
+    with pytest.raises(OptionError, match="oracle"):
+        run_method(inst, "a-online", MethodOptions(params={"oracle": wrong}))

@@ -313,10 +313,41 @@ class OnlinePolicy:
         self.waiting = [j for j in self.waiting if j not in set(jobs)]
 
 
+def one_algorithm_oracle(inst: ElasticInstance, name: str) -> Oracle:
+    """One of Algorithms 4-7 alone (``a-mincost1`` ... ``a-ramincost2``, literal loops): only
+    the schedules of its colocation q are priced."""
+    from dlsched.models.elastic.mincost import ALGORITHMS as ONE
+    from dlsched.models.elastic.mincost import paper_mincost
+
+    arch, q = ONE[name]
+    if arch != inst.architecture:
+        other = ", ".join(k for k, (a, _) in ONE.items() if a == inst.architecture)
+        raise OptionError(
+            "--param oracle", name, f"prices {arch} jobs; for {inst.architecture}: {other}"
+        )
+
+    def oracle(
+        inst: ElasticInstance,
+        j: int,
+        prices: np.ndarray,
+        free: np.ndarray,
+        window: tuple[int, int],
+        limit: float = math.inf,
+    ) -> Priced:
+        return paper_mincost(inst, j, prices, free, window, only_q=q)
+
+    return oracle
+
+
 def _oracle(options: MethodOptions, inst: ElasticInstance) -> Oracle:
+    from dlsched.models.elastic.mincost import ALGORITHMS as ONE
+
     name = options.param("oracle", DEFAULT_ORACLE)
+    if isinstance(name, str) and name in ONE:
+        return one_algorithm_oracle(inst, name)
     if name not in ORACLES:
-        raise OptionError("--param oracle", name, f"expected one of {', '.join(ORACLES)}")
+        known = ", ".join([*ORACLES, *ONE])
+        raise OptionError("--param oracle", name, f"expected one of {known}")
     return ORACLES[name](inst)
 
 

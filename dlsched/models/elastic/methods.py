@@ -228,22 +228,24 @@ METHODS: dict[str, Method] = {
             "shared slotted simulator; a job the next round cannot complete by T is placed at "
             "once at its earliest completion (details: fallback_jobs); if commitments leave a "
             "job no room before T, no schedule (details: no_schedule). oracle=fast (default, "
-            "Algorithms 4-7 vectorised)|paper (the same as loops)|exact; alpha defaults to "
-            "Theorem 5's",
+            "Algorithms 4-7 vectorised)|paper (the same as loops)|exact|a-mincost1|a-mincost2|"
+            "a-ramincost1|a-ramincost2 (one algorithm alone); alpha defaults to Theorem 5's",
             params=("oracle", "alpha"),
         ),
         Method(
             "a-dual",
             _algorithm("a-dual"),
             "Algorithm 2 offline: alpha rounds of A_maxweight on windows of tau slots, tau = 1, "
-            "2, 4, ... until every job is scheduled (oracle=fast|paper|exact)",
+            "2, 4, ... until every job is scheduled (oracle=fast|paper|exact, or one of "
+            "Algorithms 4-7 alone: a-mincost1|a-mincost2|a-ramincost1|a-ramincost2)",
             params=("oracle", "alpha"),
         ),
         Method(
             "a-maxweight",
             _algorithm("a-maxweight"),
             "Algorithm 3 over the whole horizon (price function (11)); rejected jobs follow "
-            "at their earliest completion (oracle=fast|paper|exact)",
+            "at their earliest completion (oracle=fast|paper|exact|a-mincost1|a-mincost2|"
+            "a-ramincost1|a-ramincost2)",
             params=("oracle",),
         ),
         Method(

@@ -129,11 +129,23 @@ def ramincost2_fixed(
     return (float(np.array(y) @ omega), y, [0] * inst.num_servers)
 
 
-def _shapes(inst: ElasticInstance, j: int) -> list[tuple[int, int, int, bool]]:
-    """(m, p, N, q) in the algorithms' loop order."""
+#: One algorithm alone: name -> (architecture, q). Algorithm 4 is A_mincost1 (PS, q = 0),
+#: 5 A_mincost2 (PS, q = 1), 6 A_RAmincost1 (Ring-AllReduce, q = 1), 7 A_RAmincost2 (q = 0).
+ALGORITHMS = {
+    "a-mincost1": ("ps", False),
+    "a-mincost2": ("ps", True),
+    "a-ramincost1": ("ring", True),
+    "a-ramincost2": ("ring", False),
+}
+
+
+def _shapes(
+    inst: ElasticInstance, j: int, only_q: bool | None = None
+) -> list[tuple[int, int, int, bool]]:
+    """(m, p, N, q) in the algorithms' loop order (``only_q``: one algorithm's q alone)."""
     return [
         (m, p, n, q)
-        for q in (False, True)
+        for q in ((False, True) if only_q is None else (only_q,))
         for m in range(len(inst.worker_types))
         for p in inst.ps_choices()
         for n in range(inst.jobs[j].chunks, 0, -1)
@@ -164,13 +176,15 @@ def paper_mincost(
     free: np.ndarray,
     window: tuple[int, int],
     keep_ps: bool = False,
+    only_q: bool | None = None,
 ) -> Priced:
     """The cheaper of the two algorithms of the architecture over every (m', p', L, t^-) with
     arrival and window respected; the first minimum found is kept (strict improvement).
-    ``keep_ps``: Algorithm 4 under the other reading of its lines 15-19 (:func:`mincost1_fixed`)."""
+    ``keep_ps``: Algorithm 4 under the other reading of its lines 15-19 (:func:`mincost1_fixed`);
+    ``only_q``: only the algorithm of that colocation (:data:`ALGORITHMS`)."""
     best = Priced(math.inf, None, 0)
     lo = max(window[0], inst.jobs[j].arrival)
-    for m, p, n, q in _shapes(inst, j):
+    for m, p, n, q in _shapes(inst, j, only_q):
         d = duration(inst, j, m, p if inst.is_ps else None, n, q)
         for t in range(lo, window[1] - d + 1):
             win, room = _window(prices, free, t, d)
