@@ -22,7 +22,16 @@ from dlsched.instances import from_dict, instance_hash
 from dlsched.solvers import SolveOptions
 from dlsched.verify import registry, select
 from dlsched.verify.report import summarize, write_report
-from dlsched.verify.runner import KEY, Batcher, VerifyOptions, read_log, row_key, run
+from dlsched.verify.runner import (
+    KEY,
+    Batcher,
+    VerifyOptions,
+    fork_server,
+    read_log,
+    row_key,
+    run,
+    worker_modules,
+)
 
 SO = SolveOptions(time_limit=30)
 
@@ -101,7 +110,8 @@ def test_rows_on_a_dask_local_cluster_equal_a_serial_run(tmp_path: Path) -> None
 
 def test_rows_through_an_existing_scheduler_equal_a_serial_run(tmp_path: Path) -> None:
     """``--scheduler ADDRESS``: a LocalCluster started apart (processes, 2 workers, not
-    daemonic, as the runner asks of any cluster) reached by its address only."""
+    daemonic, as the runner asks of any cluster) reached by its address only. Its workers are
+    forked from a fork server that imported the families (only to start faster)."""
     import logging
 
     import dask
@@ -109,8 +119,11 @@ def test_rows_through_an_existing_scheduler_equal_a_serial_run(tmp_path: Path) -
 
     theorems = select(["000-has", "001-thm1-perfect"])  # the latter forks (deadline.py)
     run(theorems, tmp_path / "serial", serial(2))
+    fork_server(["distributed", "dlsched.verify.runner", *worker_modules(theorems)])
+    config = {"distributed.worker.daemon": False,
+              "distributed.worker.multiprocessing-method": "forkserver"}  # fmt: skip
     with (
-        dask.config.set({"distributed.worker.daemon": False}),
+        dask.config.set(config),
         LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                      silence_logs=logging.ERROR) as cluster,
     ):  # fmt: skip

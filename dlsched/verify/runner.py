@@ -348,7 +348,7 @@ class Pool:
                     fork_server(self.preload)
                     self.cluster = LocalCluster(
                         n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
-                        processes=True, dashboard_address=None, silence_logs=logging.ERROR,
+                        processes=True, dashboard_address=":0", silence_logs=logging.ERROR,
                     )  # fmt: skip
                     self.client = Client(self.cluster)
         return self.client
@@ -436,13 +436,18 @@ def _group(row: dict[str, Any]) -> tuple[Any, ...]:
     return (row.get("theorem"), row.get("instance_hash"), row.get("time_limit"), row.get("seed"))
 
 
-def read_log(path: Path) -> list[dict[str, Any]]:
-    """Every complete row of a verify log (a torn last line is ignored, not repaired)."""
+def read_log(path: Path, only: bytes = b"") -> list[dict[str, Any]]:
+    """Every complete row of a verify log (a torn last line is ignored, not repaired); with
+    ``only``, the rows whose line contains it."""
     if not path.exists():
         return []
     data = path.read_bytes()
     lines = data.split(b"\n")[:-1] if not data.endswith(b"\n") else data.split(b"\n")
-    return [parse_record(path, n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    return [
+        parse_record(path, n, line)
+        for n, line in enumerate(lines, 1)
+        if line.strip() and only in line
+    ]
 
 
 def _done(path: Path, fd: int) -> tuple[set[tuple[Any, ...]], dict[tuple[Any, ...], int]]:
@@ -485,10 +490,12 @@ def _stem(row: dict[str, Any]) -> str:
     return f"{row['theorem']}-{row['instance_hash']}-{row['method']}{case}"
 
 
-def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptions) -> Summary:
+def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptions,
+        pool: Pool | None = None) -> Summary:  # fmt: skip
     """Run (or resume) a verification into ``directory``: the log ``verify.jsonl``, violations
-    and minimal counterexamples under ``counterexamples/``. Returns what this call did."""
-    if options.scheduler is not None:  # reachable before anything is written
+    and minimal counterexamples under ``counterexamples/``. Returns what this call did. The
+    tasks run on ``pool`` when given (left open), else on a pool of ``options``' own."""
+    if pool is None and options.scheduler is not None:  # reachable before anything is written
         connect(options.scheduler).close()
     drawn = _instances(theorems, options)  # a size a family refuses: nothing written
     d = Path(directory)
@@ -496,7 +503,9 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
     cx = d / COUNTEREXAMPLES
     log = d / LOG
     summary = Summary(d)
-    with Pool(options, worker_modules(theorems)) as pool:
+    with ExitStack() as stack:
+        if pool is None:
+            pool = stack.enter_context(Pool(options, worker_modules(theorems)))
         _measure(drawn, log, cx, options, pool, summary)
         summary.minimal = shrink_violations(theorems, d, options, pool)
     return summary
@@ -541,7 +550,7 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
     cx = directory / COUNTEREXAMPLES
     chosen: dict[tuple[str, str], list[dict[str, Any]]] = {}
     ids = {t.id: t for t in theorems}
-    for r in read_log(directory / LOG):
+    for r in read_log(directory / LOG, only=b'"holds": false'):
         t = ids.get(r["theorem"])
         if r.get("holds") is not False or t is None or not t.shrinkable:
             continue
