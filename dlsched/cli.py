@@ -320,6 +320,8 @@ def _outcome_lines(outcome: Any, inst: Any) -> list[str]:
         f"gap        {gap}",
         f"wall time  {outcome.wall_time:.3f} s",
     ]
+    if outcome.details.get("reason"):
+        lines.append(f"reason     {outcome.details['reason']}")
     sol = outcome.to_json(inst).get("solution")
     if isinstance(sol, dict) and "jobs" in sol:
         lines += [f"  {name}: {ws}" for name, ws in sol["jobs"].items()]

@@ -204,7 +204,7 @@ def _outcome_is_honest(inst, name: str, out, exact) -> None:
     assert left and set(left) <= names, name
     assert out.details["scheduled_jobs"] + len(left) == inst.num_jobs, name
     assert f"T = {inst.horizon}" in out.details["no_schedule"], name
-    assert out.objective is None and out.status in (Status.ERROR, Status.INFEASIBLE), name
+    assert out.objective is None and out.status in (Status.NO_SOLUTION, Status.INFEASIBLE), name
     if out.status == Status.INFEASIBLE:
         assert exact.status == Status.INFEASIBLE, name
     if name == "a-online":
@@ -235,7 +235,7 @@ def test_a_online_without_room_on_a_feasible_instance() -> None:
     exact = run_method(inst, "exact")
     assert exact.status == Status.OPTIMAL and exact.evaluation is not None
     out = run_method(inst, "a-online")
-    assert out.status == Status.ERROR and out.details["unscheduled_jobs"] == ["j0"]
+    assert out.status == Status.NO_SOLUTION and out.details["unscheduled_jobs"] == ["j0"]
     assert "no schedule found" in out.details["no_schedule"]
     _outcome_is_honest(inst, "a-online", out, exact)
 
@@ -260,5 +260,16 @@ def test_cli_reports_no_schedule_without_a_traceback(capsys, tmp_path) -> None:
     path.write_text(dumps(generate(3, 1, 4, horizon=10)))
     assert main(["solve", str(path), "--method", "a-online", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["status"] == "error" and out["solution"] is None
+    assert out["status"] == "no_solution" and out["solution"] is None
     assert out["details"]["unscheduled_jobs"] == ["j0"]
+
+
+def test_cli_text_prints_why_there_is_no_schedule(capsys, tmp_path) -> None:
+    from dlsched.cli import main
+
+    path = tmp_path / "tight.json"
+    path.write_text(dumps(generate(3, 1, 4, horizon=10)))
+    assert main(["solve", str(path), "--method", "a-online"]) == 0
+    text = capsys.readouterr().out
+    assert "status     no_solution" in text
+    assert "reason     no schedule found" in text and "T = 10" in text

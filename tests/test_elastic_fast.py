@@ -165,7 +165,7 @@ def test_every_method_is_checked_and_bounded_by_exact(seed, arch, jobs, servers)
     for name in HEURISTICS:
         out = run_method(inst, name)
         if out.solution is None:  # greedy commitments that block a job
-            assert out.status == Status.ERROR and out.details["unscheduled_jobs"], name
+            assert out.status == Status.NO_SOLUTION and out.details["unscheduled_jobs"], name
             continue
         assert check_schedule(inst, out.solution).objective == out.objective, name
         assert out.objective >= exact.objective - 1e-9, name

@@ -59,7 +59,7 @@ class Comparison:
     reference_method: str
     reference: float | None  # optimum, or a certified lower bound
     reference_kind: str  # "optimum" | "lower bound" | "none"
-    value_kind: str  # "objective" (a verified solution) | "bound" (a relaxation's value)
+    value_kind: str  # "objective" (a verified solution) | "bound" (a relaxation's) | "none"
     ratio: float | None  # value / reference (>= 1 for a heuristic, <= 1 for a relaxation)
     gap: float | None  # ratio - 1
     guarantee_name: str | None
@@ -85,9 +85,9 @@ def reference_of(out: Outcome) -> tuple[float | None, str]:
 def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
     value, kind = reference_of(ref)
     ratio = gap = None
-    mine, value_kind = (
-        (out.objective, "objective") if out.objective is not None else (out.bound, "bound")
-    )
+    mine, value_kind = out.objective, "objective"
+    if mine is None:
+        mine, value_kind = (out.bound, "bound") if out.bound is not None else (None, "none")
     if value is not None and value > 0 and mine is not None:
         ratio = mine / value
         gap = ratio - 1

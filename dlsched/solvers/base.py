@@ -20,6 +20,8 @@ class Status(StrEnum):
     TIME_LIMIT = "time_limit"  # stopped by the time limit; incumbent may be None
     INFEASIBLE = "infeasible"  # proven infeasible
     ERROR = "error"  # the solver failed
+    #: a heuristic ended without a solution and proved nothing (why: ``details["reason"]``)
+    NO_SOLUTION = "no_solution"
 
     def __str__(self) -> str:
         return self.value

@@ -16,7 +16,7 @@ earliest completion in what is left (the fallback, ``details["fallback_jobs"]``)
 commitments leave a job no room at all before T, no schedule is returned: the method's outcome
 says so (``details["no_schedule"]``, the jobs in ``details["unscheduled_jobs"]``), with status
 ``infeasible`` when that job cannot complete by T even alone on the empty cluster
-(:func:`alone_infeasible`) and ``error`` (no schedule found) otherwise.
+(:func:`alone_infeasible`) and ``no_solution`` otherwise.
 
 Logarithms are base 2 (Theorem 5's denominator 1 + log log lambda - log(2 log lambda - 1) is
 Lemma 2's log gamma - log(gamma - 1) with gamma = 2 log lambda only in base 2); see

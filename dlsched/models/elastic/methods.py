@@ -78,7 +78,7 @@ def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
             None,
             wall_time=time.perf_counter() - t0,
             proof=Proof(infeasible=True),
-            details={**details, "no_schedule": empty},
+            details={**details, "no_schedule": empty, "reason": f"no schedule of {empty} by T"},
         )
     columns = all_columns(instance, gammas)
     so = options.solve
@@ -141,9 +141,9 @@ def no_schedule_outcome(
 ) -> Outcome:
     """The outcome of a heuristic whose commitments left ``info["unscheduled_jobs"]`` no room
     before the horizon: no schedule, status ``infeasible`` when one of them cannot complete by
-    T even alone on the empty cluster (a proof that (2)/(15) is infeasible), else ``error`` (no
-    schedule found; the instance may still be feasible, which ``exact`` decides). The reason is
-    ``details["no_schedule"]``."""
+    T even alone on the empty cluster (a proof that (2)/(15) is infeasible), else
+    ``no_solution`` (the instance may still be feasible, which ``exact`` decides). The reason is
+    ``details["reason"]`` (also ``details["no_schedule"]``)."""
     from dlsched.models.elastic.algorithms import alone_infeasible
 
     by_name = {j.name: k for k, j in enumerate(instance.jobs)}
@@ -164,7 +164,8 @@ def no_schedule_outcome(
         None,
         wall_time=wall_time,
         proof=Proof(infeasible=bool(proven)),
-        details={**info, "no_schedule": reason},
+        status=None if proven else Status.NO_SOLUTION,
+        details={**info, "no_schedule": reason, "reason": reason},
     )
 
 
