@@ -395,7 +395,8 @@ def section_tight(lines, quick):
         f"{len(insts)} instances with T = 10 (2-4 jobs, 1-3 servers, seeds {seeds[0]}-"
         f"{seeds[-1]}, both architectures): `exact` solves {feasible} and proves "
         f"{len(insts) - feasible} infeasible. A heuristic whose commitments leave a job no room "
-        "before T returns no schedule (status `no_solution`, the jobs and the reason in its details; "
+        "before T returns no schedule (status `no_solution`, the jobs and the reason in its "
+        "details; "
         "`infeasible` only when a job cannot finish even alone).",
         "",
         "| method | schedules | no schedule, instance feasible | no schedule, instance "
