@@ -130,7 +130,7 @@ def test_theorem1_sweep_saves_every_violation(arch: str, count: int, seed: int, 
             assert rec.paper >= rec.exact - 1e-6
     bad = {f"counterexample-{r.instance}.json": r for r in recs if r.violations}
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(bad)
-    assert bool(bad) == (arch == "ps")  # seed 7 finds two under PS (docs/errata_elastic2.md)
+    assert bool(bad) == (arch == "ps")  # seed 7 finds two under PS (docs/errata.md, seed 003)
     for name, rec in bad.items():
         again = recheck_theorem1(tmp_path / name)
         assert again.paper == pytest.approx(rec.paper) and again.exact == pytest.approx(rec.exact)
