@@ -1,6 +1,11 @@
 """The exact route of Hare_Sched as a pipeline of stages, each a valid bound or a schedule.
 
+0. Strategy (:func:`choose_strategy`): from the instance's size and shape, whether the
+   chronological branch and bound runs first and how many CP-SAT workers the later stages use.
 1. Hint: the best of the quick schedules (:func:`cpsat.best_hint`), unless given.
+1b. Branch and bound (:mod:`branch`, small instances with exact data): started from the hint's
+   cost; when it ends, its incumbent is proven optimal and returned. When its share of the time
+   limit runs out, its best schedule becomes the hint of the next stages.
 2. Job subsets (:mod:`decompose`, above :data:`SUBSET_MIN_TASKS` tasks, at most 0.3 of the time
    limit): groups of jobs by arrival solved exactly, their optima summed. The merged schedule
    replaces the hint when better; if the hint meets the bound it is returned, proven, without a
@@ -8,20 +13,21 @@
 3. Time-indexed LP bound, then CP-SAT with everything proved so far stated in the model
    (:func:`cpsat.solve_cpsat_native`).
 
-Imports go one way: pipeline -> decompose -> cpsat -> lowerbound, scaling.
+Imports go one way: pipeline -> decompose -> cpsat -> lowerbound, scaling; pipeline -> branch.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
-from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.base import SolveOptions, Status
 from dlsched.solvers.certify import Proof
 
+from .branch import MAX_ROUND_TASKS, branch_and_bound
 from .common import RouteResult
 from .cpsat import PriorBounds, _scaled_bound, solve_cpsat_native
 from .decompose import SubsetBound, subset_bound
@@ -32,6 +38,47 @@ from .scaling import objective_unit, scale_data, scaled_objective
 #: delayed the proof on hetero-4gpu-6jobs (17 tasks).
 SUBSET_MIN_TASKS = 30
 
+#: The branch and bound runs first up to this many tasks and GPUs (above, its search tree
+#: outgrows any time limit of interest; benchmarks/RESULTS_hare.md, section 7).
+BRANCH_MAX_TASKS = 30
+BRANCH_MAX_GPUS = 8
+#: Its share of the time limit, by size: at most 20 tasks it is nearly always the one that
+#: proves; above, CP-SAT keeps half of the time.
+BRANCH_SHARE_SMALL, BRANCH_SHARE_LARGE, BRANCH_SMALL_TASKS = 0.8, 0.5, 20
+#: CP-SAT workers chosen by the route (unless ``options.threads`` asks for more): one on tiny
+#: models, where the portfolio's start-up costs more than it brings; a full portfolio (its
+#: lower-bound workers are what move the bound) above :data:`PORTFOLIO_MIN_TASKS` tasks.
+PORTFOLIO_WORKERS, PORTFOLIO_MIN_TASKS = 8, 16
+#: The short CP-SAT run before the branch and bound (see :func:`_branch_stage`).
+WARM_SECONDS, WARM_SHARE = 1.5, 0.1
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """What :func:`solve_exact` runs: ``branch_share`` of the time limit for the branch and
+    bound (0: skipped) and ``workers`` CP-SAT workers for the later stages."""
+
+    branch_share: float
+    workers: int
+    reason: str
+
+
+def choose_strategy(instance: HareInstance, options: SolveOptions) -> Strategy:
+    """The route's choice by size and shape (no user flag): the branch and bound on small
+    instances with exact data and rounds of at most :data:`branch.MAX_ROUND_TASKS` tasks;
+    CP-SAT workers by the number of tasks, never fewer than ``options.threads``."""
+    tasks, gpus = instance.num_tasks, instance.num_gpus
+    workers = max(options.threads, PORTFOLIO_WORKERS if tasks >= PORTFOLIO_MIN_TASKS else 1)
+    small_rounds = all(j.tasks_per_round <= MAX_ROUND_TASKS for j in instance.jobs)
+    if not (scale_data(instance).exact and small_rounds):
+        return Strategy(0.0, workers, "cp-sat (inexact data or large rounds)")
+    if tasks > BRANCH_MAX_TASKS or gpus > BRANCH_MAX_GPUS:
+        return Strategy(
+            0.0, workers, f"cp-sat (above {BRANCH_MAX_TASKS} tasks or {BRANCH_MAX_GPUS} GPUs)"
+        )
+    share = BRANCH_SHARE_SMALL if tasks <= BRANCH_SMALL_TASKS else BRANCH_SHARE_LARGE
+    return Strategy(share, workers, "branch and bound first (small instance)")
+
 
 def solve_exact(
     instance: HareInstance,
@@ -40,15 +87,45 @@ def solve_exact(
     *,
     subsets: bool = True,
     subset_options: dict[str, Any] | None = None,
+    strategy: Strategy | None = None,
     **cpsat_options: Any,
 ) -> RouteResult:
     """Stages 2-3 of the module docstring; ``subset_options``: keyword arguments for
     :func:`decompose.subset_bound` (``block_tasks``, ``max_tasks``) and ``min_tasks`` in place
-    of :data:`SUBSET_MIN_TASKS`; ``cpsat_options`` go to :func:`cpsat.solve_cpsat_native`."""
+    of :data:`SUBSET_MIN_TASKS`; ``strategy``: in place of :func:`choose_strategy`'s;
+    ``cpsat_options`` go to :func:`cpsat.solve_cpsat_native`. What the route chose is in the
+    result's ``info`` (``strategy``, ``num_workers_chosen``, ``branch_*``)."""
+    info: dict[str, Any] = {}
+    res = _solve_exact(
+        instance, options, hint, subsets, subset_options, strategy, cpsat_options, info
+    )
+    return RouteResult(res.schedule, res.objective, res.proof, {**info, **res.info})
+
+
+def _solve_exact(
+    instance: HareInstance,
+    options: SolveOptions,
+    hint: TaskSchedule | None,
+    subsets: bool,
+    subset_options: dict[str, Any] | None,
+    strategy: Strategy | None,
+    cpsat_options: dict[str, Any],
+    info: dict[str, Any],
+) -> RouteResult:
+    """:func:`solve_exact`; what the route chose goes into ``info``."""
     t0 = time.perf_counter()
     kw = dict(subset_options or {})
     min_tasks = kw.pop("min_tasks", SUBSET_MIN_TASKS)
     d = scale_data(instance)
+    strategy = choose_strategy(instance, options) if strategy is None else strategy
+    info.update(strategy=strategy.reason, num_workers_chosen=strategy.workers)
+    if strategy.branch_share > 0:
+        done, hint, branch_info = _branch_stage(instance, d, hint, options, strategy.branch_share)
+        info.update(branch_info)
+        if done is not None:
+            return done
+    options = _rest(options, t0, strategy.workers)
+    t0 = time.perf_counter()
     if not (subsets and d.exact and instance.num_tasks > min_tasks):
         skipped = PriorBounds(info={"subset_bound": None})  # the stage did not run
         return solve_cpsat_native(instance, options, hint, prior=skipped, **cpsat_options)
@@ -65,6 +142,61 @@ def solve_exact(
     rest = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)
     opts = options if rest is None else replace(options, time_limit=max(rest, 0.01))
     return solve_cpsat_native(instance, opts, hint, prior=prior, **cpsat_options)
+
+
+def _rest(options: SolveOptions, t0: float, workers: int) -> SolveOptions:
+    """The options of the later stages: the time left since ``t0`` and ``workers`` CP-SAT
+    workers (CP-SAT's ``num_workers``, unless ``options.extra`` sets it; HiGHS keeps
+    ``options.threads``)."""
+    limit = options.remaining(time.perf_counter() - t0)
+    return replace(options, time_limit=limit, extra={"num_workers": workers, **options.extra})
+
+
+def _branch_stage(
+    instance: HareInstance,
+    d: Any,
+    hint: TaskSchedule | None,
+    options: SolveOptions,
+    share: float,
+) -> tuple[RouteResult | None, TaskSchedule | None, dict[str, Any]]:
+    """Stage 1b: (the proven result or None, the hint for the next stages, what it did).
+
+    First a short CP-SAT run (one worker, :data:`WARM_SECONDS` or :data:`WARM_SHARE` of the
+    limit, no LP stage): it proves the smallest instances by itself, and its incumbent cuts the
+    search (from the list schedules' cost the search on hetero-4gpu-6jobs visits about twice as
+    many nodes)."""
+    t0 = time.perf_counter()
+    limit = options.time_limit
+    warm = WARM_SECONDS if limit is None else min(WARM_SECONDS, WARM_SHARE * limit)
+    warm_opts = replace(options, time_limit=warm, extra={"num_workers": 1, **options.extra})
+    first = solve_cpsat_native(instance, warm_opts, hint, lp_bound=False)
+    info: dict[str, Any] = {"warm_start_seconds": time.perf_counter() - t0}
+    if first.certified(instance.name, "exact").status == Status.OPTIMAL:
+        return first, first.schedule, {**info, "returned_by": "cp-sat warm start"}
+    hint = _better(instance, hint, first.schedule)
+    unit = d.time_scale * d.weight_scale
+    upper = (
+        scaled_objective(d, instance, hint)
+        if hint is not None
+        else d.horizon * sum(d.weight) + 1  # above every left-justified schedule
+    )
+    deadline = None if limit is None else t0 + share * limit
+    got = branch_and_bound(instance, d, upper, deadline)
+    info.update(
+        branch_proven=got.proven,
+        branch_nodes=got.nodes,
+        branch_seconds=got.seconds,
+        time_scale=d.time_scale,
+        weight_scale=d.weight_scale,
+        scale_exact=d.exact,
+    )
+    best = got.schedule if got.schedule is not None else hint
+    if got.proven and best is not None:
+        value = got.objective if got.objective is not None else upper
+        proof = Proof(bound=value / unit, claimed_optimal=True, unit=objective_unit(*_scales(d)))
+        by = "branch and bound" if got.schedule is not None else "hint, proven by branch and bound"
+        return RouteResult(best, value / unit, proof, {**info, "returned_by": by}), best, info
+    return None, best, info
 
 
 def _scales(d: Any) -> tuple[int, int, bool]:

@@ -1,0 +1,291 @@
+"""Chronological branch and bound for small Hare_Sched instances (a few jobs, tens of tasks).
+
+Chen et al., *Hare*, HPDC 2022, Section 5.1, model (4)-(8) on the integer data of
+:mod:`scaling` (exact scaling only). CP-SAT and the time-indexed LP prove these instances
+slowly: the barrier of a round is the *latest* finish of its tasks and every job competes for
+the fast GPUs, so the LP relaxations sit 10-15 % below the optimum (benchmarks/READING_hare.md).
+This search enumerates schedules task by task in order of start and proves by exhaustion.
+
+**Enumeration.** A node is a prefix of a schedule: the tasks placed so far, each with a GPU and
+a start. A child appends one more task of some job (the next one of its current round; tasks of
+one round are interchangeable, so only their count matters) on some GPU m, starting at
+s = max(free_m, release of its round, start of the previous task). Every schedule is dominated
+by one so generated: sort any feasible schedule by start and re-place its tasks in that order
+with this rule; by induction every start only moves earlier (each term of the max is no later
+than in the schedule), so the result is feasible and no costlier (the objective is
+non-decreasing in every finish). An optimal schedule is therefore among the leaves.
+
+**Bound.** The cost of the finished jobs plus, for each unfinished job, w_n times the earliest
+completion of that job alone: the rest of its current round on GPUs free from max(free_m,
+release), its tasks split over the GPUs in the best way (tasks of the round on one GPU run one
+after the other), then each further round at least ``rho_n``, the shortest round of the job
+on idle GPUs. A node whose bound reaches the incumbent is cut.
+
+**Dominance (exact, no loss).** (a) Two prefixes with the same task counts per job: if one has
+every GPU free no later, every job's release and partial round finish no later, and no higher
+cost of finished jobs, every completion of the other can be replayed from it at no higher
+cost; the other is cut. Free times and releases are raised to the current start (nothing can
+start earlier any more), which makes more prefixes comparable. (b) Equal starts in a row are
+placed in one order only (lower (job, GPU) first): the other order places the first task no
+later and the second at the same start. (c) A task put on GPU m at s while another job's next
+task could train entirely in the idle time before s on m (and its sync there is no longer than
+its shortest training plus sync anywhere) is cut: moving that task into the gap makes it finish
+no later wherever it was, and frees its GPU. (d) Identical GPUs (equal columns) with equal free
+times are interchangeable: only the first is tried.
+
+Each cut keeps some schedule at least as good among the explored ones (a well-founded argument:
+every replacement moves starts earlier on the integer grid), so a search that ends proves its
+incumbent optimal. A search stopped by the deadline proves nothing and only its incumbent is
+used.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.solution import TaskSchedule
+
+from .scaling import ScaledData
+
+#: Largest number of tasks per round the search accepts (the bound enumerates the ways to
+#: split a round over the GPUs).
+MAX_ROUND_TASKS = 4
+
+
+@dataclass(frozen=True)
+class BranchResult:
+    """``objective``: the best schedule's cost in scaled units (None if none beat ``upper``);
+    ``proven``: the search ended, so nothing costs less than min(objective, upper)."""
+
+    schedule: TaskSchedule | None
+    objective: int | None
+    proven: bool
+    nodes: int
+    seconds: float
+
+
+def applicable(instance: HareInstance) -> bool:
+    """Rounds small enough for the bound's enumeration of splits."""
+    return all(j.tasks_per_round <= MAX_ROUND_TASKS for j in instance.jobs)
+
+
+def _splits(tc: tuple[int, ...], ts: tuple[int, ...], k: int) -> list[tuple[tuple[int, int], ...]]:
+    """Every way to put k interchangeable tasks on the GPUs: ((GPU, c tc + ts), ...) for the
+    GPUs that get c >= 1 of them (they run one after the other there)."""
+    out = []
+    for combo in itertools.combinations_with_replacement(range(len(tc)), k):
+        counts = {m: combo.count(m) for m in set(combo)}
+        out.append(tuple((m, c * tc[m] + ts[m]) for m, c in sorted(counts.items())))
+    return out
+
+
+def _best_end(splits: list[tuple[tuple[int, int], ...]], avail: Sequence[int]) -> int:
+    """The earliest the last of the tasks can finish, GPU m free from avail[m]."""
+    if len(splits[0]) == 1 and len(splits) == len(avail):  # one task: the best GPU
+        return min(a + split[0][1] for a, split in zip(avail, splits, strict=True))
+    return min(max(avail[m] + v for m, v in split) for split in splits)
+
+
+class _Search:
+    """The depth-first search of the module docstring (state kept in lists, undone on return)."""
+
+    def __init__(self, instance: HareInstance, d: ScaledData, upper: int, deadline: float | None):
+        self.n_jobs, self.n_gpus = instance.num_jobs, instance.num_gpus
+        self.size = [j.tasks_per_round for j in instance.jobs]
+        self.rounds = [j.rounds for j in instance.jobs]
+        self.total = [j.rounds * j.tasks_per_round for j in instance.jobs]
+        self.tc, self.ts, self.w = d.tc, d.ts, d.weight
+        self.splits = [
+            [_splits(d.tc[n], d.ts[n], k) for k in range(self.size[n] + 1)]
+            for n in range(self.n_jobs)
+        ]
+        zero = [0] * self.n_gpus
+        self.rho = [_best_end(self.splits[n][self.size[n]], zero) for n in range(self.n_jobs)]
+        self.fmin = [
+            min(a + b for a, b in zip(d.tc[n], d.ts[n], strict=True)) for n in range(self.n_jobs)
+        ]
+        self.movable = [
+            [m for m in range(self.n_gpus) if d.ts[n][m] <= self.fmin[n]]
+            for n in range(self.n_jobs)
+        ]
+        cols = [(tuple(c[m] for c in d.tc), tuple(c[m] for c in d.ts)) for m in range(self.n_gpus)]
+        self.twin = [
+            next(k for k in range(m) if cols[k] == cols[m]) if cols[m] in cols[:m] else -1
+            for m in range(self.n_gpus)
+        ]
+        self.best = upper
+        self.moves: list[tuple[int, int, int]] = []
+        self.best_moves: list[tuple[int, int, int]] | None = None
+        self.seen: dict[tuple[int, ...], np.ndarray] = {}
+        self.deadline = deadline
+        self.nodes = 0
+        self.cache: dict[tuple[int, int, tuple[int, ...]], int] = {}
+        self.stopped = False
+
+    def bound(self, counts: list[int], free: list[int], rel: list[int], pm: list[int]) -> int:
+        """Sum of w_n times the earliest completion of each unfinished job alone."""
+        extra = 0
+        cache = self.cache
+        for n in range(self.n_jobs):
+            c = counts[n]
+            if c == self.total[n]:
+                continue
+            r, k = divmod(c, self.size[n])
+            r0 = rel[n]
+            avail = tuple([f if f > r0 else r0 for f in free])
+            key = (n, k, avail)
+            end = cache.get(key)
+            if end is None:
+                end = cache[key] = _best_end(self.splits[n][self.size[n] - k], avail)
+            if pm[n] > end:
+                end = pm[n]
+            extra += self.w[n] * (end + (self.rounds[n] - r - 1) * self.rho[n])
+        return extra
+
+    def dominated(self, counts: list[int], vec: tuple[int, ...], cost: int) -> bool:
+        """Dominance (a) against the prefixes kept for the same counts; keeps ``vec`` if not.
+        A prefix later by at most delta in every time and cheaper by delta times the weight of
+        the unfinished jobs dominates too (replay the other's completion delta later)."""
+        key = tuple(counts)
+        v = np.array((*vec, cost), dtype=np.int64)
+        front = self.seen.get(key)
+        if front is None:
+            self.seen[key] = v[None, :]
+            return False
+        weight = sum(w for w, c, t in zip(self.w, counts, self.total, strict=True) if c < t)
+        times, costs = front[:, :-1], front[:, -1]
+        late = np.maximum((times - v[:-1]).max(axis=1), 0)
+        if (costs + late * weight <= cost).any():
+            return True
+        early = np.maximum((v[:-1] - times).max(axis=1), 0)
+        keep = cost + early * weight > costs
+        self.seen[key] = np.vstack([front[keep], v])
+        return False
+
+    def run(self, counts, free, rel, pm, cost, tau, last) -> None:  # type: ignore[no-untyped-def]
+        """Expand a node whose bound is below the incumbent: its children, most promising
+        (lowest bound) first, each cut as soon as its bound reaches the incumbent."""
+        self.nodes += 1
+        deadline = self.deadline
+        if deadline is not None and not self.nodes & 1023 and time.perf_counter() >= deadline:
+            self.stopped = True
+        if self.stopped or self.dominated(counts, (*free, *rel, *pm), cost):
+            return
+        kids = []
+        for n, m, s in self._children(counts, free, rel, tau, last):
+            child = self._place(n, m, s, counts, free, rel, pm, cost)
+            c2, f2, r2, p2, cost2 = child
+            if c2 == self.total:
+                if cost2 < self.best:
+                    self.best, self.best_moves = cost2, [*self.moves, (n, m, s)]
+                continue
+            lb = cost2 + self.bound(c2, f2, r2, p2)
+            if lb < self.best:
+                kids.append((lb, s, n, m, child))
+        kids.sort(key=lambda kid: (kid[1], kid[0], kid[2], kid[3]))
+        for lb, s, n, m, (c2, f2, r2, p2, cost2) in kids:
+            if lb >= self.best:
+                continue
+            self.moves.append((n, m, s))
+            self.run(c2, f2, r2, p2, cost2, s, (n, m))
+            self.moves.pop()
+
+    def _children(self, counts, free, rel, tau, last):  # type: ignore[no-untyped-def]
+        kids = []
+        first_end = self._first_end(counts, free, rel)
+        for n in range(self.n_jobs):
+            if counts[n] == self.total[n]:
+                continue
+            for m in range(self.n_gpus):
+                t = self.twin[m]
+                if t >= 0 and free[t] == free[m]:
+                    continue  # (d)
+                s = max(free[m], rel[n], tau)
+                if s == tau and last is not None and (n, m) < last:
+                    continue  # (b)
+                if s >= first_end:
+                    continue  # (c)
+                kids.append((s, n, m))
+        kids.sort()
+        return [(n, m, s) for s, n, m in kids]
+
+    def _first_end(self, counts, free, rel) -> float:  # type: ignore[no-untyped-def]
+        """The earliest end of training of any job's next task on any GPU where its sync is
+        no longer than its shortest training plus sync: no child starts at or after it (c)."""
+        best = float("inf")
+        for n in range(self.n_jobs):
+            if counts[n] == self.total[n]:
+                continue
+            for m in self.movable[n]:
+                e = max(free[m], rel[n]) + self.tc[n][m]
+                if e < best:
+                    best = e
+        return best
+
+    def _place(self, n, m, s, counts, free, rel, pm, cost):  # type: ignore[no-untyped-def]
+        """The child state after task n's next task on GPU m at s (times raised to s)."""
+        size = self.size[n]
+        finish = s + self.tc[n][m] + self.ts[n][m]
+        r, k = divmod(counts[n], size)
+        c2 = list(counts)
+        c2[n] += 1
+        f2 = [f if f > s else s for f in free]
+        f2[m] = s + self.tc[n][m]
+        p2 = list(pm)
+        p2[n] = max(pm[n], finish)
+        r2 = list(rel)
+        cost2 = cost
+        if k + 1 == size:  # the round is complete: its latest finish is the next barrier
+            r2[n], p2[n] = p2[n], 0
+            if r + 1 == self.rounds[n]:  # the job is done: only its cost matters now
+                cost2 += self.w[n] * r2[n]
+                r2[n] = 0
+        for j in range(self.n_jobs):
+            if c2[j] < self.total[j] and r2[j] < s:
+                r2[j] = s
+        return c2, f2, r2, p2, cost2
+
+
+def _schedule(
+    instance: HareInstance, d: ScaledData, moves: list[tuple[int, int, int]]
+) -> TaskSchedule:
+    """The moves (job, GPU, scaled start) as a schedule, tasks numbered in order."""
+    placed = [0] * instance.num_jobs
+    items = []
+    for n, m, s in moves:
+        r, k = divmod(placed[n], instance.jobs[n].tasks_per_round)
+        placed[n] += 1
+        items.append(((n, r, k), m, s / d.time_scale))
+    return TaskSchedule.from_items(items)
+
+
+def branch_and_bound(
+    instance: HareInstance, d: ScaledData, upper: int, deadline: float | None = None
+) -> BranchResult:
+    """Search for a schedule of scaled cost below ``upper`` (the cost of a known schedule);
+    ``proven`` when the search ended before ``deadline`` (a ``time.perf_counter()`` value).
+    Needs exactly scaled data and :func:`applicable`."""
+    if not d.exact or not applicable(instance):
+        raise ValueError("branch_and_bound needs exactly scaled data and small rounds")
+    t0 = time.perf_counter()
+    search = _Search(instance, d, upper, deadline)
+    n_jobs = instance.num_jobs
+    search.run([0] * n_jobs, [0] * instance.num_gpus, list(d.arrival), [0] * n_jobs, 0, 0, None)
+    search.seen.clear()
+    moves = search.best_moves
+    return BranchResult(
+        None if moves is None else _schedule(instance, d, moves),
+        None if moves is None else search.best,
+        not search.stopped,
+        search.nodes,
+        time.perf_counter() - t0,
+    )
+
+
+__all__ = ["MAX_ROUND_TASKS", "BranchResult", "applicable", "branch_and_bound"]
