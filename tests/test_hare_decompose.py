@@ -13,7 +13,7 @@ from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.cpsat import best_hint, solve_cpsat_native
 from dlsched.models.hare.decompose import arrival_blocks, sub_instance, subset_bound
 from dlsched.models.hare.instance import HareInstance, HareJob
-from dlsched.models.hare.pipeline import SUBSET_MIN_TASKS, solve_exact
+from dlsched.models.hare.pipeline import SUBSET_MIN_TASKS, Strategy, solve_exact
 from dlsched.solvers import SolveOptions, Status
 
 OPTS = SolveOptions(time_limit=60)
@@ -92,7 +92,8 @@ def test_bound_is_tight_when_groups_do_not_interact_and_proves_the_hint():
     assert check_schedule(inst, sb.schedule).objective == pytest.approx(sb.bound, rel=1e-9)
     # the route: the merged schedule meets the bound, so it is returned as proven optimal
     hint = best_hint(inst)[1]
-    res = solve_exact(inst, OPTS, hint, subset_options={"min_tasks": 0})
+    cpsat_only = Strategy(0.0, 1, "the subset stage, no branch and bound")
+    res = solve_exact(inst, OPTS, hint, subset_options={"min_tasks": 0}, strategy=cpsat_only)
     sched, obj, bound, info = res.schedule, res.objective, res.certified().bound, res.info
     assert res.certified().status == Status.OPTIMAL and info["returned"] == "hint"
     assert obj == pytest.approx(sb.bound, rel=1e-9) and bound == pytest.approx(obj, rel=1e-9)
@@ -120,7 +121,8 @@ def test_bound_is_below_the_optimum_when_groups_interact():
     assert sb.bound <= obj + 1e-9
     # with the bound and each group's bound stated in the model
     small = {"block_tasks": 3, "max_tasks": 5, "min_tasks": 0}
-    res2 = solve_exact(inst, OPTS, None, subset_options=small)
+    cpsat_only = Strategy(0.0, 1, "the subset stage, no branch and bound")
+    res2 = solve_exact(inst, OPTS, None, subset_options=small, strategy=cpsat_only)
     obj2, info2 = res2.objective, res2.info
     assert res2.certified().status == Status.OPTIMAL and obj2 == pytest.approx(obj, rel=1e-9)
     assert info2["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)

@@ -27,7 +27,7 @@ from .baselines import BASELINES
 from .common import RouteResult, push_to_feasible
 from .cpsat import best_hint
 from .model import build_exact_gdp, to_milp
-from .pipeline import solve_exact
+from .pipeline import choose_strategy, solve_exact
 from .relaxation import (
     RelaxedSolution,
     combinatorial_bound,
@@ -51,8 +51,11 @@ def greedy_schedule(instance: HareInstance) -> Any:
 
 
 def run_exact_cpsat(
-    instance: HareInstance, options: MethodOptions, name: str = "exact-cpsat"
+    instance: HareInstance, options: MethodOptions, name: str = "exact-cpsat", branch: bool = False
 ) -> Outcome:
+    """The pipeline of :mod:`pipeline` with the strategy it chooses by size and shape
+    (:func:`pipeline.choose_strategy`); without ``branch`` (exact-cpsat, backend=cpsat) its
+    CP-SAT stages only."""
     t0 = time.perf_counter()
     scale_data(instance)  # refuses data the integer model cannot hold, before any work
     hint = best_hint(instance)[1] if options.param("hint", True) else None
@@ -61,7 +64,10 @@ def run_exact_cpsat(
         flags[key] = options.param(key, True)
         if not isinstance(flags[key], bool):
             raise OptionError(f"--param {key}", flags[key], "expected true or false")
-    solved = solve_exact(instance, options.solve, hint, **flags)
+    strategy = choose_strategy(instance, options.solve)
+    if not branch:
+        strategy = replace(strategy, branch_share=0.0, reason="cp-sat stages (exact-cpsat)")
+    solved = solve_exact(instance, options.solve, hint, strategy=strategy, **flags)
     return _route_outcome(instance, name, t0, solved, route="cpsat")
 
 
@@ -167,12 +173,16 @@ def run_exact_special(
 
 def run_exact(instance: HareInstance, options: MethodOptions) -> Outcome:
     """backend=auto (default): the special-case route when the instance is R || sum w_j C_j,
-    CP-SAT otherwise; cpsat | milp (highs) | special force a route."""
+    otherwise the pipeline with the strategy it chooses (branch and bound first on small
+    instances, then CP-SAT); cpsat (the CP-SAT stages only) | milp (highs) | special force a
+    route."""
     from .special import is_single_task_case
 
     route = options.param("backend", "auto")
     if route == "auto":
-        route = "special" if is_single_task_case(instance) else "cpsat"
+        if not is_single_task_case(instance):
+            return run_exact_cpsat(instance, options, "exact", branch=True)
+        route = "special"
     if route == "special":
         if not is_single_task_case(instance):
             raise OptionError("backend", route, "special needs one task per job, common arrival")

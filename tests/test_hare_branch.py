@@ -1,0 +1,161 @@
+"""The chronological branch and bound of the hare exact route (dlsched/models/hare/branch.py):
+its optima against a brute force over list schedules and against CP-SAT, and the route's
+choice of strategy."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from dlsched.models import MethodOptions, run_method
+from dlsched.models.hare.branch import applicable, branch_and_bound
+from dlsched.models.hare.check import check_schedule
+from dlsched.models.hare.generate import generate
+from dlsched.models.hare.instance import HareInstance, HareJob
+from dlsched.models.hare.pipeline import Strategy, choose_strategy, solve_exact
+from dlsched.models.hare.scaling import scale_data
+from dlsched.solvers.base import SolveOptions, Status
+
+
+def brute_force(inst: HareInstance) -> float:
+    """Every order of the tasks that keeps rounds in sequence, every GPU for each, each task
+    at the earliest start after its GPU's last training and its round's release: a schedule
+    sorted by start and replayed this way only moves earlier, so the minimum is the optimum
+    (tiny instances only)."""
+    tasks = inst.tasks
+    best = math.inf
+    for order in itertools.permutations(tasks):
+        pos = {t: p for p, t in enumerate(order)}
+        if any(
+            pos[(n, r - 1, q)] > pos[(n, r, k)]
+            for n, r, k in tasks
+            if r
+            for q in range(inst.jobs[n].tasks_per_round)
+        ):
+            continue
+        for gpus in itertools.product(range(inst.num_gpus), repeat=len(order)):
+            free = [0.0] * inst.num_gpus
+            end: dict[tuple[int, int], float] = {}
+            for (n, r, _k), m in zip(order, gpus, strict=True):
+                j = inst.jobs[n]
+                s = max(free[m], j.arrival if r == 0 else end[(n, r - 1)])
+                free[m] = s + j.train_time[m]
+                f = free[m] + j.sync_time[m]
+                end[(n, r)] = max(end.get((n, r), f), f)
+            cost = sum(j.weight * end[(n, j.rounds - 1)] for n, j in enumerate(inst.jobs))
+            best = min(best, cost)
+    return best
+
+
+def _job(name: str, arrival: float, weight: float, rounds: int, k: int, tc, ts) -> HareJob:
+    return HareJob(name, arrival, weight, rounds, k, tuple(tc), tuple(ts))
+
+
+def _tiny(draw_jobs: list[tuple], gpus: int) -> HareInstance:
+    jobs = tuple(
+        _job(f"j{i}", a, w, r, k, tc[:gpus], ts[:gpus])
+        for i, (a, w, r, k, tc, ts) in enumerate(draw_jobs)
+    )
+    return HareInstance("tiny", tuple(f"g{m}" for m in range(gpus)), jobs)
+
+
+TIMES = st.lists(st.integers(1, 6), min_size=2, max_size=2)
+SYNCS = st.lists(st.integers(0, 5), min_size=2, max_size=2)
+JOB = st.tuples(
+    st.integers(0, 3), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), TIMES, SYNCS
+)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(st.lists(JOB, min_size=1, max_size=3), st.integers(1, 2))
+def test_branch_and_bound_matches_brute_force(jobs, gpus):
+    inst = _tiny(jobs, gpus)
+    assume(inst.num_tasks <= 5)  # the brute force grows as tasks! x GPUs^tasks
+    d = scale_data(inst)
+    got = branch_and_bound(inst, d, upper=10**9)
+    assert got.proven and got.schedule is not None
+    value = check_schedule(inst, got.schedule).objective
+    assert value == pytest.approx(got.objective / (d.time_scale * d.weight_scale))
+    assert value == pytest.approx(brute_force(inst))
+
+
+def test_brute_force_on_a_hand_instance():
+    # one job, one round of two tasks on (fast, slow): both on the fast GPU end at 2 + 2 + 1
+    # = 5, one on each at max(2 + 1, 5 + 1) = 6: the optimum is 5 (weight 1)
+    inst = _tiny([(0, 1, 1, 2, [2, 5], [1, 1])], 2)
+    assert brute_force(inst) == 5
+    d = scale_data(inst)
+    assert branch_and_bound(inst, d, upper=10**9).objective == 5 * d.time_scale
+
+
+@pytest.mark.parametrize(
+    ("jobs", "gpus", "seed"),
+    [(3, 2, 0), (4, 3, 1), (3, 5, 2), (4, 4, 3)],  # 5 GPUs: two identical V100s (rule d)
+)
+def test_branch_and_bound_matches_cpsat(jobs, gpus, seed):
+    inst = generate(jobs, gpus, seed, rounds=(1, 2), tasks=(1, 2))
+    d = scale_data(inst)
+    unit = d.time_scale * d.weight_scale
+    cpsat = solve_exact(inst, SolveOptions(time_limit=20), strategy=Strategy(0.0, 1, "cp-sat"))
+    assert cpsat.certified().status == Status.OPTIMAL
+    got = branch_and_bound(inst, d, upper=10**12)
+    assert got.proven
+    assert got.objective == round(cpsat.objective * unit)
+    assert check_schedule(inst, got.schedule).objective == pytest.approx(cpsat.objective)
+
+
+def test_long_sync_and_late_arrivals_match_cpsat():
+    # sync longer than training on one GPU (the active-schedule cut must not use that GPU)
+    inst = HareInstance(
+        "long-sync",
+        ("a", "b"),
+        (
+            _job("x", 0, 2, 2, 1, (1, 3), (6, 0)),
+            _job("y", 1, 1, 1, 2, (2, 2), (0, 4)),
+            _job("z", 2, 3, 1, 1, (4, 1), (1, 5)),
+        ),
+    )
+    d = scale_data(inst)
+    cpsat = solve_exact(inst, SolveOptions(time_limit=20), strategy=Strategy(0.0, 1, "cp-sat"))
+    assert cpsat.certified().status == Status.OPTIMAL
+    got = branch_and_bound(inst, d, upper=10**12)
+    assert got.proven and got.objective == round(cpsat.objective * d.time_scale)
+    assert brute_force(inst) == pytest.approx(cpsat.objective)
+
+
+def test_a_search_stopped_by_its_deadline_proves_nothing():
+    inst = generate(6, 4, 2)
+    d = scale_data(inst)
+    got = branch_and_bound(inst, d, upper=10**12, deadline=time.perf_counter() - 1.0)
+    assert not got.proven
+
+
+def test_route_proves_a_small_heterogeneous_instance_by_branch_and_bound():
+    inst = generate(4, 4, 6, rounds=(1, 2), tasks=(1, 3))
+    out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=20)))
+    assert out.status == Status.OPTIMAL
+    assert out.details["strategy"].startswith("branch and bound")
+    other = solve_exact(inst, SolveOptions(time_limit=20), strategy=Strategy(0.0, 2, "cp-sat"))
+    assert other.certified().status == Status.OPTIMAL
+    assert out.objective == pytest.approx(other.objective)
+
+
+def test_strategy_by_size_and_shape():
+    small = generate(4, 4, 0)
+    s = choose_strategy(small, SolveOptions())
+    assert s.branch_share > 0 and applicable(small)
+    big_rounds = generate(3, 4, 0, rounds=(1, 1), tasks=(5, 5))
+    assert not applicable(big_rounds)
+    assert choose_strategy(big_rounds, SolveOptions()).branch_share == 0
+    large = generate(30, 8, 0)
+    assert large.num_tasks > 30
+    s = choose_strategy(large, SolveOptions(threads=1))
+    assert s.branch_share == 0 and s.workers > 1
+    tiny = HareInstance("t", ("g",), (_job("a", 0, 1, 1, 1, (1,), (0,)),))
+    assert choose_strategy(tiny, SolveOptions(threads=1)).workers == 1
+    assert choose_strategy(tiny, SolveOptions(threads=3)).workers == 3
