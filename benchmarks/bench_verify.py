@@ -20,6 +20,7 @@ import argparse
 import logging
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -68,22 +69,38 @@ def task_cost(pool: Pool, count: int) -> float:
     return (time.perf_counter() - t0) / count * 1e3
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (a worker's, through client.run)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def pool_rate(pool: Pool, theorem_id: str, count: int, first_seed: int, task_seconds: float,
-              ) -> float:  # fmt: skip
-    """Instances per minute of ``run`` on ``pool`` (a fresh log; instances drawn included)."""
+              ) -> tuple[float, float]:  # fmt: skip
+    """Instances per minute of ``run`` on ``pool`` (a fresh log; instances drawn included), and
+    the cores the workers got (their CPU seconds over the wall seconds)."""
     opts = VerifyOptions(count=count, first_seed=first_seed, solve=SO, progress=False,
                          task_seconds=task_seconds, shrink=0)  # fmt: skip
+    client = pool.start()
     with tempfile.TemporaryDirectory() as d:
+        cpu = sum(client.run(_cpu_seconds).values())
         t0 = time.perf_counter()
         s = run(select([theorem_id]), Path(d), opts, pool=pool)
         wall = time.perf_counter() - t0
+        cpu = sum(client.run(_cpu_seconds).values()) - cpu
     assert s.tasks == count
-    return count / wall * 60
+    return count / wall * 60, cpu / wall
 
 
-def side_by_side(counts: dict[str, int], rounds: int) -> list[tuple[str, str, int, list, list]]:
-    """(theorem, grouping, instances, [1 worker / min], [2 workers / min]) of ``rounds`` rounds,
-    each round a 1-worker and a 2-worker run one after the other (order alternating)."""
+Runs = dict[int, list[tuple[float, float]]]
+
+
+def side_by_side(counts: dict[str, int], rounds: int) -> list[tuple[str, str, int, Runs]]:
+    """(theorem, grouping, instances, {workers: [(instances / min, cores used)]}) of ``rounds``
+    rounds, each a 1-worker and a 2-worker run one after the other (order alternating)."""
     theorems = select(list(CHEAP))
     pools = {w: Pool(VerifyOptions(workers=w), worker_modules(theorems)) for w in (1, 2)}
     try:
@@ -94,11 +111,11 @@ def side_by_side(counts: dict[str, int], rounds: int) -> list[tuple[str, str, in
         out = []
         plan = [(tid, "grouped", 0.3) for tid in counts] + [("000-has", "one per instance", 0.0)]
         for tid, label, ts in plan:
-            rates: dict[int, list[float]] = {1: [], 2: []}
+            runs: Runs = {1: [], 2: []}
             for r in range(rounds):
                 for w in (1, 2) if r % 2 == 0 else (2, 1):
-                    rates[w].append(pool_rate(pools[w], tid, counts[tid], 1_000 * (r + 1), ts))
-            out.append((tid, label, counts[tid], rates[1], rates[2]))
+                    runs[w].append(pool_rate(pools[w], tid, counts[tid], 1_000 * (r + 1), ts))
+            out.append((tid, label, counts[tid], runs))
             print(out[-1], f"load {load()}", flush=True)
         return out
     finally:
@@ -134,7 +151,7 @@ def main() -> None:
              "| theorem | instances | instances / min | load |", "|---|---|---|---|"]  # fmt: skip
     for tid, n, rate in serial_rates(max(4, int(40 * scale))):
         lines.append(f"| {tid} | {n} | {rate:,.0f} | {load()} |")
-    with Pool(VerifyOptions(workers=2)) as pool:
+    with Pool(VerifyOptions(workers=2), worker_modules(select(list(CHEAP)))) as pool:
         noop = task_cost(pool, int(400 * scale))
     lines += ["", f"Dask's own cost per task (a no-op task, 2 workers, {int(400 * scale)} "
               f"submitted at once): {noop:.1f} ms (load {load()}).", "",
@@ -145,13 +162,18 @@ def main() -> None:
               "are medians over the rounds, the speed-up is the median of the rounds' ratios "
               "(lowest-highest). *grouped*: consecutive instances in tasks of about 0.3 s (the "
               "runner's default); *one per instance*: one task per instance.", "",
+              "*Cores*: the workers' CPU seconds over the wall seconds of the run (what the "
+              "shared machine gave them), medians.", "",
               "| theorem | tasks | instances / run | 1 worker / min | 2 workers / min | "
-              "speed-up (range) | load |", "|---|---|---|---|---|---|---|"]  # fmt: skip
-    for tid, label, n, one, two in side_by_side(counts, ROUNDS):
+              "speed-up (range) | cores, 1 / 2 workers | load |",
+              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for tid, label, n, runs in side_by_side(counts, ROUNDS):
+        one, two = ([rate for rate, _ in runs[w]] for w in (1, 2))
         ratios = sorted(b / a for a, b in zip(one, two, strict=True))
         spread = f"{median(ratios):.2f}x ({ratios[0]:.2f}-{ratios[-1]:.2f})"
+        cores = " / ".join(f"{median(c for _, c in runs[w]):.2f}" for w in (1, 2))
         lines.append(f"| {tid} | {label} | {n} | {median(one):,.0f} | {median(two):,.0f} | "
-                     f"{spread} | {load()} |")  # fmt: skip
+                     f"{spread} | {cores} | {load()} |")  # fmt: skip
     lines += [
         "",
         "### End to end: a fresh `dlsched verify 000-has --count N --workers W`",
