@@ -159,3 +159,17 @@ def test_strategy_by_size_and_shape():
     tiny = HareInstance("t", ("g",), (_job("a", 0, 1, 1, 1, (1,), (0,)),))
     assert choose_strategy(tiny, SolveOptions(threads=1)).workers == 1
     assert choose_strategy(tiny, SolveOptions(threads=3)).workers == 3
+
+
+def test_branch_and_bound_matches_brute_force_on_generated_instances():
+    checked = 0
+    for seed in range(40):
+        inst = generate(2 + seed % 2, 2 + seed % 3 // 2, seed, rounds=(1, 2), tasks=(1, 2))
+        if inst.num_tasks > 5:
+            continue
+        d = scale_data(inst)
+        got = branch_and_bound(inst, d, upper=10**12)
+        assert got.proven
+        assert got.objective / (d.time_scale * d.weight_scale) == pytest.approx(brute_force(inst))
+        checked += 1
+    assert checked >= 10

@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
@@ -56,6 +57,9 @@ from .scaling import ScaledData
 #: Largest number of tasks per round the search accepts (the bound enumerates the ways to
 #: split a round over the GPUs).
 MAX_ROUND_TASKS = 4
+#: Entries of the bound's cache (per job, round position and GPU availability) before it
+#: is emptied.
+CACHE_SIZE = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,9 @@ class _Search:
         self.moves: list[tuple[int, int, int]] = []
         self.best_moves: list[tuple[int, int, int]] | None = None
         self.seen: dict[tuple[int, ...], np.ndarray] = {}
+        self.tc_np = np.array(d.tc, dtype=np.int64)
+        self.tcs_np = self.tc_np + np.array(d.ts, dtype=np.int64)
+        self.w_np = np.array(d.weight, dtype=np.int64)
         self.deadline = deadline
         self.nodes = 0
         self.cache: dict[tuple[int, int, tuple[int, ...]], int] = {}
@@ -130,23 +137,55 @@ class _Search:
 
     def bound(self, counts: list[int], free: list[int], rel: list[int], pm: list[int]) -> int:
         """Sum of w_n times the earliest completion of each unfinished job alone."""
-        extra = 0
+        return sum(self.w[n] * (end + tail) for n, end, tail in self.alone(counts, free, rel, pm))
+
+    def alone(
+        self, counts: list[int], free: list[int], rel: list[int], pm: list[int]
+    ) -> list[tuple[int, int, int]]:
+        """(job, earliest end of its current round alone, the rounds after it at rho_n each)
+        for every unfinished job."""
+        out = []
         cache = self.cache
+        base = tuple(free)
+        low = min(free)
         for n in range(self.n_jobs):
             c = counts[n]
             if c == self.total[n]:
                 continue
             r, k = divmod(c, self.size[n])
             r0 = rel[n]
-            avail = tuple([f if f > r0 else r0 for f in free])
+            avail = base if r0 <= low else tuple([f if f > r0 else r0 for f in free])
             key = (n, k, avail)
             end = cache.get(key)
             if end is None:
                 end = cache[key] = _best_end(self.splits[n][self.size[n] - k], avail)
             if pm[n] > end:
                 end = pm[n]
-            extra += self.w[n] * (end + (self.rounds[n] - r - 1) * self.rho[n])
-        return extra
+            out.append((n, end, (self.rounds[n] - r - 1) * self.rho[n]))
+        if len(cache) > CACHE_SIZE:
+            cache.clear()
+        return out
+
+    def queue_bound(self, counts: list[int], free: list[int], rel: list[int], pm: list[int]) -> int:
+        """The alone bound with the GPUs' queues: each unfinished job's next task is the p-th
+        task (from 0) started on some GPU m from now on, which starts at or after free_m +
+        p delta_m (delta_m the shortest training on m among the unfinished jobs), and no two
+        jobs' next tasks take the same place; the job then ends no earlier than that task's
+        finish plus its later rounds. The cheapest such assignment (scipy's
+        linear_sum_assignment) bounds the sum of w_n C_n of the unfinished jobs."""
+        jobs = self.alone(counts, free, rel, pm)
+        idx = np.array([n for n, _, _ in jobs])
+        end = np.array([e for _, e, _ in jobs], dtype=np.int64)
+        tail = np.array([t for _, _, t in jobs], dtype=np.int64)
+        q = len(jobs)
+        delta = self.tc_np[idx].min(axis=0)  # (M,)
+        starts = np.asarray(free)[:, None] + delta[:, None] * np.arange(q)[None, :]  # (M, q)
+        starts = np.maximum(starts[None, :, :], np.asarray(rel)[idx][:, None, None])
+        fin = starts + self.tcs_np[idx][:, :, None] + tail[:, None, None]
+        cost = np.maximum(fin, (end + tail)[:, None, None]) * self.w_np[idx][:, None, None]
+        cost = cost.reshape(q, -1)
+        rows, cols = linear_sum_assignment(cost)
+        return int(cost[rows, cols].sum())
 
     def dominated(self, counts: list[int], vec: tuple[int, ...], cost: int) -> bool:
         """Dominance (a) against the prefixes kept for the same counts; keeps ``vec`` if not.
@@ -175,7 +214,9 @@ class _Search:
         deadline = self.deadline
         if deadline is not None and not self.nodes & 1023 and time.perf_counter() >= deadline:
             self.stopped = True
-        if self.stopped or self.dominated(counts, (*free, *rel, *pm), cost):
+        if self.stopped or cost + self.queue_bound(counts, free, rel, pm) >= self.best:
+            return
+        if self.dominated(counts, (*free, *rel, *pm), cost):
             return
         kids = []
         for n, m, s in self._children(counts, free, rel, tau, last):
