@@ -60,6 +60,8 @@ MAX_ROUND_TASKS = 4
 #: Entries of the bound's cache (per job, round position and GPU availability) before it
 #: is emptied.
 CACHE_SIZE = 2_000_000
+#: A common multiple of 1 .. MAX_ROUND_TASKS: the queue bound's costs times it are integers.
+SCALE = 12
 
 
 @dataclass(frozen=True)
@@ -167,25 +169,33 @@ class _Search:
         return out
 
     def queue_bound(self, counts: list[int], free: list[int], rel: list[int], pm: list[int]) -> int:
-        """The alone bound with the GPUs' queues: each unfinished job's next task is the p-th
-        task (from 0) started on some GPU m from now on, which starts at or after free_m +
+        """The alone bound with the GPUs' queues. Every task left in the current rounds is the
+        p-th task (from 0) started on some GPU m from now on, so it starts at or after free_m +
         p delta_m (delta_m the shortest training on m among the unfinished jobs), and no two
-        jobs' next tasks take the same place; the job then ends no earlier than that task's
-        finish plus its later rounds. The cheapest such assignment (scipy's
-        linear_sum_assignment) bounds the sum of w_n C_n of the unfinished jobs."""
+        tasks take the same place. Job n, with k tasks left in its round, ends no earlier than
+        the latest of their finishes plus its later rounds (and than its alone bound), hence
+        no earlier than the mean over the k of max(alone bound, finish + later rounds): each
+        task carries w_n / k of it. The cheapest assignment of tasks to places (scipy's
+        linear_sum_assignment, costs times :data:`SCALE` to stay integral) bounds the sum of
+        w_n C_n of the unfinished jobs."""
         jobs = self.alone(counts, free, rel, pm)
-        idx = np.array([n for n, _, _ in jobs])
-        end = np.array([e for _, e, _ in jobs], dtype=np.int64)
-        tail = np.array([t for _, _, t in jobs], dtype=np.int64)
-        q = len(jobs)
+        rows = []
+        for n, e, t in jobs:
+            k = self.size[n] - counts[n] % self.size[n]
+            rows += [(n, e, t, SCALE // k)] * k
+        idx = np.array([r[0] for r in rows])
+        end = np.array([r[1] for r in rows], dtype=np.int64)
+        tail = np.array([r[2] for r in rows], dtype=np.int64)
+        share = np.array([r[3] for r in rows], dtype=np.int64)
+        q = len(rows)
         delta = self.tc_np[idx].min(axis=0)  # (M,)
         starts = np.asarray(free)[:, None] + delta[:, None] * np.arange(q)[None, :]  # (M, q)
         starts = np.maximum(starts[None, :, :], np.asarray(rel)[idx][:, None, None])
         fin = starts + self.tcs_np[idx][:, :, None] + tail[:, None, None]
-        cost = np.maximum(fin, (end + tail)[:, None, None]) * self.w_np[idx][:, None, None]
-        cost = cost.reshape(q, -1)
-        rows, cols = linear_sum_assignment(cost)
-        return int(cost[rows, cols].sum())
+        weight = (self.w_np[idx] * share)[:, None, None]
+        cost = (np.maximum(fin, (end + tail)[:, None, None]) * weight).reshape(q, -1)
+        r, c = linear_sum_assignment(cost)
+        return -(-int(cost[r, c].sum()) // SCALE)
 
     def dominated(self, counts: list[int], vec: tuple[int, ...], cost: int) -> bool:
         """Dominance (a) against the prefixes kept for the same counts; keeps ``vec`` if not.
