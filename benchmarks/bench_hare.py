@@ -16,7 +16,8 @@
 6. R||sum w_j C_j at scale (issue 12);
 7. small heterogeneous instances (issue 12): the exact route with the strategy it chooses
    (branch and bound first) beside the previous route (CP-SAT stages only, as before), time to
-   proof per instance (``--hetero-only`` reruns this section alone into ``--out``).
+   proof per instance (``--hetero-only`` reruns this section alone into ``--out``);
+8. the CP-SAT stages with 1, 2 and 8 workers by size (``--workers-only``).
 
 Hand-written reading of the figures lives in ``READING_hare.md``; ``run.py`` appends it.
 """
@@ -177,7 +178,9 @@ def unrelated_lines(quick: bool, threads: int) -> list[str]:
 
 def hetero_instances(count: int) -> list[HareInstance]:
     """The bundled hetero-4gpu-6jobs, then generated instances on the four GPU types (one GPU
-    of each: four distinct GPUs) with 12-20 tasks: 4-6 jobs, seeds from 0, first fits."""
+    of each: four distinct GPUs) with 12-20 tasks: ``count`` of the generator's default shape
+    (4-6 jobs, rounds 1-3 of 1-3 tasks, seeds from 0, first fits), then ``count // 3`` with
+    more, smaller jobs (6-7 jobs, rounds of 1-2 tasks; names end in -k2)."""
     out = [load("hare/hetero-4gpu-6jobs")]
     seed = 0
     while len(out) < count + 1:
@@ -185,6 +188,14 @@ def hetero_instances(count: int) -> list[HareInstance]:
             inst = generate(jobs, 4, seed)
             if 12 <= inst.num_tasks <= 20:
                 out.append(inst)
+                break
+        seed += 1
+    seed = 0
+    while len(out) < count + 1 + count // 3:
+        for jobs in (7, 6):
+            inst = generate(jobs, 4, seed, rounds=(1, 3), tasks=(1, 2))
+            if 12 <= inst.num_tasks <= 20:
+                out.append(replace(inst, name=f"{inst.name}-k2"))  # rounds of <= 2 tasks
                 break
         seed += 1
     return out
@@ -230,6 +241,42 @@ def hetero_lines(quick: bool, threads: int) -> list[str]:
             f"{t_prev:.2f} | {agree} |"
         )
         print(lines[-1], flush=True)
+    lines.append(f"\nLoad average at the end of the section: {os.getloadavg()[0]:.1f}.\n")
+    return lines
+
+
+def workers_lines(quick: bool) -> list[str]:
+    """Section 8: the CP-SAT stages (no branch and bound) with 1, 2 and 8 workers on instances
+    of growing size, same limit: the evidence for the route's worker rule
+    (pipeline.PORTFOLIO_WORKERS above PORTFOLIO_MIN_TASKS tasks)."""
+    from dlsched.models.hare.cpsat import best_hint
+    from dlsched.models.hare.pipeline import PORTFOLIO_MIN_TASKS, Strategy, solve_exact
+
+    limit = 30.0 if quick else 60.0
+    lines = [
+        "\n## 8. CP-SAT workers by size (issue 12)\n",
+        f"The CP-SAT stages alone (hint, LP bound, subsets above 30 tasks, CP-SAT), time limit "
+        f"{limit:g} s, one run each, load average {os.getloadavg()[0]:.1f} at the start (2 "
+        f"shared cores). The route uses 1 worker below {PORTFOLIO_MIN_TASKS} tasks, else 8.\n",
+        "| instance | GPUs | tasks | workers | status | objective | bound | gap | time (s) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    insts = [generate(4, 4, 0), instance_with_tasks(30, 8, 100), instance_with_tasks(60, 8, 100)]
+    for inst in insts:
+        for workers in (1, 2, 8):
+            t0 = time.perf_counter()
+            cert = solve_exact(
+                inst,
+                SolveOptions(limit, threads=workers),
+                best_hint(inst)[1],
+                strategy=Strategy(0.0, workers, "workers"),
+            ).certified(inst.name, "cp-sat")
+            lines.append(
+                f"| {inst.name} | {inst.num_gpus} | {inst.num_tasks} | {workers} | {cert.status} "
+                f"| {fmt(cert.objective)} | {fmt(cert.bound)} | {fmt(cert.gap, 4)} | "
+                f"{time.perf_counter() - t0:.2f} |"
+            )
+            print(lines[-1], flush=True)
     lines.append(f"\nLoad average at the end of the section: {os.getloadavg()[0]:.1f}.\n")
     return lines
 
@@ -298,7 +345,13 @@ def main() -> None:
     ap.add_argument(
         "--hetero-only", action="store_true", help="run only section 7 (small heterogeneous)"
     )
+    ap.add_argument("--workers-only", action="store_true", help="run only section 8 (workers)")
     args = ap.parse_args()
+    if args.workers_only:  # with --out: replaces (or appends) section 8 of an existing file
+        lines8 = workers_lines(args.quick)
+        if args.out:
+            _replace_section(args.out, 8, "\n".join(lines8) + "\n")
+        return
     if args.hetero_only:  # with --out: replaces (or appends) section 7 of an existing file
         lines7 = hetero_lines(args.quick, args.threads)
         if args.out:
@@ -528,6 +581,7 @@ def main() -> None:
         print(lines[-1], flush=True)
     lines += unrelated_lines(args.quick, args.threads)
     lines += hetero_lines(args.quick, args.threads)
+    lines += workers_lines(args.quick)
     text = "\n".join(lines) + "\n"
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

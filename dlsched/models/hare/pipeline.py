@@ -45,10 +45,12 @@ BRANCH_MAX_GPUS = 8
 #: Its share of the time limit, by size: at most 20 tasks it is nearly always the one that
 #: proves; above, CP-SAT keeps half of the time.
 BRANCH_SHARE_SMALL, BRANCH_SHARE_LARGE, BRANCH_SMALL_TASKS = 0.8, 0.5, 20
-#: CP-SAT workers chosen by the route (unless ``options.threads`` asks for more): one on tiny
-#: models, where the portfolio's start-up costs more than it brings; a full portfolio (its
-#: lower-bound workers are what move the bound) above :data:`PORTFOLIO_MIN_TASKS` tasks.
-PORTFOLIO_WORKERS, PORTFOLIO_MIN_TASKS = 8, 16
+#: CP-SAT workers chosen by the route (unless ``options.threads`` asks for more): the full
+#: portfolio from :data:`PORTFOLIO_MIN_TASKS` tasks on (its lower-bound workers are what move
+#: the bound: with 2 workers the bound of a 30-task instance stayed 20 % lower after 60 s,
+#: benchmarks/RESULTS_hare.md section 8), one worker on the tiniest models (proven in
+#: milliseconds; the portfolio only adds start-up).
+PORTFOLIO_WORKERS, PORTFOLIO_MIN_TASKS = 8, 9
 #: The short CP-SAT run before the branch and bound (see :func:`_branch_stage`).
 WARM_SECONDS, WARM_SHARE = 1.5, 0.1
 
