@@ -74,16 +74,9 @@ class DdlwmpFamily:
         return THEOREMS
 
     def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:
-        online = [
-            "a-srpt",
-            "a-srpt-perfect",
-            "spjf",
-            "spwf",
-            "wcs-duration",
-            "wcs-workload",
-            "wcs-subtime",
-        ]
-        return [("ddlwmp/toy-2x4", ["lp-bound", "srpt-bound", *online])]
+        from dlsched.models.ddlwmp.online import POLICIES
+
+        return [("ddlwmp/toy-2x4", ["lp-bound", "srpt-bound", *POLICIES])]
 
     def demo_notes(self, quick: bool) -> Sequence[str]:
         from dlsched.instances import load
