@@ -222,7 +222,7 @@ class _Search:
         (lowest bound) first, each cut as soon as its bound reaches the incumbent."""
         self.nodes += 1
         deadline = self.deadline
-        if deadline is not None and not self.nodes & 1023 and time.perf_counter() >= deadline:
+        if deadline is not None and not self.nodes & 255 and time.perf_counter() >= deadline:
             self.stopped = True
         if self.stopped or cost + self.queue_bound(counts, free, rel, pm) >= self.best:
             return
