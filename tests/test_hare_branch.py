@@ -173,3 +173,13 @@ def test_branch_and_bound_matches_brute_force_on_generated_instances():
         assert got.objective / (d.time_scale * d.weight_scale) == pytest.approx(brute_force(inst))
         checked += 1
     assert checked >= 10
+
+
+def test_route_keeps_its_time_limit_when_the_search_does_not_end():
+    inst = generate(7, 4, 1)  # 19 tasks, 7 jobs: its proof takes far longer than 3 s
+    assert choose_strategy(inst, SolveOptions()).branch_share > 0
+    out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=3.0)))
+    assert out.status == Status.TIME_LIMIT
+    assert out.wall_time < 3.0 + 1.0
+    assert out.bound is not None and out.bound <= out.objective
+    assert out.details["branch_proven"] is False
