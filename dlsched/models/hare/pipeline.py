@@ -3,9 +3,10 @@
 0. Strategy (:func:`choose_strategy`): from the instance's size and shape, whether the
    chronological branch and bound runs first and how many CP-SAT workers the later stages use.
 1. Hint: the best of the quick schedules (:func:`cpsat.best_hint`), unless given.
-1b. Branch and bound (:mod:`branch`, small instances with exact data): started from the hint's
-   cost; when it ends, its incumbent is proven optimal and returned. When its share of the time
-   limit runs out, its best schedule becomes the hint of the next stages.
+1b. Branch and bound (:mod:`branch`, small instances with exact data): a short CP-SAT warm
+   start (which may prove the instance by itself), then the search from the better of its and
+   the hint's cost; when the search ends, its incumbent is proven optimal and returned. When its
+   share of the time limit runs out, its best schedule becomes the hint of the next stages.
 2. Job subsets (:mod:`decompose`, above :data:`SUBSET_MIN_TASKS` tasks, at most 0.3 of the time
    limit): groups of jobs by arrival solved exactly, their optima summed. The merged schedule
    replaces the hint when better; if the hint meets the bound it is returned, proven, without a
@@ -38,12 +39,13 @@ from .scaling import objective_unit, scale_data, scaled_objective
 #: delayed the proof on hetero-4gpu-6jobs (17 tasks).
 SUBSET_MIN_TASKS = 30
 
-#: The branch and bound runs first up to this many tasks and GPUs (above, its search tree
-#: outgrows any time limit of interest; benchmarks/RESULTS_hare.md, section 7).
+#: The branch and bound runs first up to this many tasks and GPUs. A choice, not a measured
+#: threshold: at 19-20 tasks on 4 GPUs it already needs 10-90 s on some instances
+#: (benchmarks/READING_hare.md, sections 7 and 8), and its cost grows with the number of jobs.
 BRANCH_MAX_TASKS = 30
 BRANCH_MAX_GPUS = 8
-#: Its share of the time limit, by size: at most 20 tasks it is nearly always the one that
-#: proves; above, CP-SAT keeps half of the time.
+#: Its share of the time limit, by size: at most 20 tasks it (or its warm start) proved every
+#: instance of benchmarks/RESULTS_hare.md section 7; above, CP-SAT keeps half of the time.
 BRANCH_SHARE_SMALL, BRANCH_SHARE_LARGE, BRANCH_SMALL_TASKS = 0.8, 0.5, 20
 #: CP-SAT workers chosen by the route (unless ``options.threads`` asks for more): the full
 #: portfolio from :data:`PORTFOLIO_MIN_TASKS` tasks on (its lower-bound workers are what move
