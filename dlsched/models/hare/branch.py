@@ -168,7 +168,9 @@ class _Search:
             cache.clear()
         return out
 
-    def queue_bound(self, counts: list[int], free: list[int], rel: list[int], pm: list[int]) -> int:
+    def queue_bound(
+        self, counts: list[int], free: list[int], rel: list[int], jobs: list[tuple[int, int, int]]
+    ) -> int:
         """The alone bound with the GPUs' queues. Every task left in the current rounds is the
         p-th task (from 0) started on some GPU m from now on, so it starts at or after free_m +
         p delta_m (delta_m the shortest training on m among the unfinished jobs), and no two
@@ -178,19 +180,15 @@ class _Search:
         task carries w_n / k of it. The cheapest assignment of tasks to places (scipy's
         linear_sum_assignment, costs times :data:`SCALE` to stay integral) bounds the sum of
         w_n C_n of the unfinished jobs."""
-        jobs = self.alone(counts, free, rel, pm)
         rows = []
         for n, e, t in jobs:
             k = self.size[n] - counts[n] % self.size[n]
-            rows += [(n, e, t, SCALE // k)] * k
-        idx = np.array([r[0] for r in rows])
-        end = np.array([r[1] for r in rows], dtype=np.int64)
-        tail = np.array([r[2] for r in rows], dtype=np.int64)
-        share = np.array([r[3] for r in rows], dtype=np.int64)
+            rows += [(n, e, t, SCALE // k, rel[n])] * k
+        idx, end, tail, share, release = np.array(rows, dtype=np.int64).T
         q = len(rows)
         delta = self.tc_np[idx].min(axis=0)  # (M,)
         starts = np.asarray(free)[:, None] + delta[:, None] * np.arange(q)[None, :]  # (M, q)
-        starts = np.maximum(starts[None, :, :], np.asarray(rel)[idx][:, None, None])
+        starts = np.maximum(starts[None, :, :], release[:, None, None])
         fin = starts + self.tcs_np[idx][:, :, None] + tail[:, None, None]
         weight = (self.w_np[idx] * share)[:, None, None]
         cost = (np.maximum(fin, (end + tail)[:, None, None]) * weight).reshape(q, -1)
@@ -217,14 +215,15 @@ class _Search:
         self.seen[key] = np.vstack([front[keep], v])
         return False
 
-    def run(self, counts, free, rel, pm, cost, tau, last) -> None:  # type: ignore[no-untyped-def]
-        """Expand a node whose bound is below the incumbent: its children, most promising
-        (lowest bound) first, each cut as soon as its bound reaches the incumbent."""
+    def run(self, counts, free, rel, pm, cost, tau, last, jobs) -> None:  # type: ignore[no-untyped-def]
+        """Expand a node whose bound is below the incumbent (``jobs``: its :meth:`alone`
+        list): its children in order of start, each cut as soon as its bound reaches the
+        incumbent."""
         self.nodes += 1
         deadline = self.deadline
         if deadline is not None and not self.nodes & 255 and time.perf_counter() >= deadline:
             self.stopped = True
-        if self.stopped or cost + self.queue_bound(counts, free, rel, pm) >= self.best:
+        if self.stopped or cost + self.queue_bound(counts, free, rel, jobs) >= self.best:
             return
         if self.dominated(counts, (*free, *rel, *pm), cost):
             return
@@ -236,15 +235,16 @@ class _Search:
                 if cost2 < self.best:
                     self.best, self.best_moves = cost2, [*self.moves, (n, m, s)]
                 continue
-            lb = cost2 + self.bound(c2, f2, r2, p2)
+            alone = self.alone(c2, f2, r2, p2)
+            lb = cost2 + sum(self.w[j] * (end + tail) for j, end, tail in alone)
             if lb < self.best:
-                kids.append((lb, s, n, m, child))
-        kids.sort(key=lambda kid: (kid[1], kid[0], kid[2], kid[3]))
-        for lb, s, n, m, (c2, f2, r2, p2, cost2) in kids:
+                kids.append((s, lb, n, m, child, alone))
+        kids.sort(key=lambda kid: kid[:4])
+        for s, lb, n, m, (c2, f2, r2, p2, cost2), alone in kids:
             if lb >= self.best:
                 continue
             self.moves.append((n, m, s))
-            self.run(c2, f2, r2, p2, cost2, s, (n, m))
+            self.run(c2, f2, r2, p2, cost2, s, (n, m), alone)
             self.moves.pop()
 
     def _children(self, counts, free, rel, tau, last):  # type: ignore[no-untyped-def]
@@ -327,7 +327,8 @@ def branch_and_bound(
     t0 = time.perf_counter()
     search = _Search(instance, d, upper, deadline)
     n_jobs = instance.num_jobs
-    search.run([0] * n_jobs, [0] * instance.num_gpus, list(d.arrival), [0] * n_jobs, 0, 0, None)
+    state = ([0] * n_jobs, [0] * instance.num_gpus, list(d.arrival), [0] * n_jobs)
+    search.run(*state, 0, 0, None, search.alone(*state))
     search.seen.clear()
     moves = search.best_moves
     return BranchResult(
