@@ -98,9 +98,10 @@ def pool_rate(pool: Pool, theorem_id: str, count: int, first_seed: int, task_sec
 Runs = dict[int, list[tuple[float, float]]]
 
 
-def side_by_side(counts: dict[str, int], rounds: int) -> list[tuple[str, str, int, Runs]]:
-    """(theorem, grouping, instances, {workers: [(instances / min, cores used)]}) of ``rounds``
-    rounds, each a 1-worker and a 2-worker run one after the other (order alternating)."""
+def side_by_side(counts: dict[str, int], rounds: int) -> list[tuple[str, str, int, Runs, str]]:
+    """(theorem, grouping, instances, {workers: [(instances / min, cores used)]}, load) of
+    ``rounds`` rounds, each a 1-worker and a 2-worker run one after the other (order
+    alternating); the load average as the rounds end."""
     theorems = select(list(CHEAP))
     pools = {w: Pool(VerifyOptions(workers=w), worker_modules(theorems)) for w in (1, 2)}
     try:
@@ -115,8 +116,8 @@ def side_by_side(counts: dict[str, int], rounds: int) -> list[tuple[str, str, in
             for r in range(rounds):
                 for w in (1, 2) if r % 2 == 0 else (2, 1):
                     runs[w].append(pool_rate(pools[w], tid, counts[tid], 1_000 * (r + 1), ts))
-            out.append((tid, label, counts[tid], runs))
-            print(out[-1], f"load {load()}", flush=True)
+            out.append((tid, label, counts[tid], runs, load()))
+            print(out[-1], flush=True)
         return out
     finally:
         for pool in pools.values():
@@ -167,13 +168,13 @@ def main() -> None:
               "| theorem | tasks | instances / run | 1 worker / min | 2 workers / min | "
               "speed-up (range) | cores, 1 / 2 workers | load |",
               "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for tid, label, n, runs in side_by_side(counts, ROUNDS):
+    for tid, label, n, runs, at in side_by_side(counts, ROUNDS):
         one, two = ([rate for rate, _ in runs[w]] for w in (1, 2))
         ratios = sorted(b / a for a, b in zip(one, two, strict=True))
         spread = f"{median(ratios):.2f}x ({ratios[0]:.2f}-{ratios[-1]:.2f})"
         cores = " / ".join(f"{median(c for _, c in runs[w]):.2f}" for w in (1, 2))
         lines.append(f"| {tid} | {label} | {n} | {median(one):,.0f} | {median(two):,.0f} | "
-                     f"{spread} | {cores} | {load()} |")  # fmt: skip
+                     f"{spread} | {cores} | {at} |")  # fmt: skip
     lines += [
         "",
         "### End to end: a fresh `dlsched verify 000-has --count N --workers W`",
