@@ -93,46 +93,43 @@ def test_tasks_group_consecutive_calls_of_one_kind_each_once(kinds, workers, tim
     assert taken == list(range(len(kinds)))
 
 
-def test_rows_on_a_dask_local_cluster_equal_a_serial_run(tmp_path: Path) -> None:
-    theorems = select(["000-has", "001-thm1-perfect"])  # the latter forks (deadline.py)
-    run(theorems, tmp_path / "serial", serial(3))
-    dask = VerifyOptions(count=3, solve=SO, workers=2, progress=False)
-    run(theorems, tmp_path / "dask", dask)
-    rows = read_log(tmp_path / "serial" / "verify.jsonl")
-    assert comparable(read_log(tmp_path / "dask" / "verify.jsonl")) == comparable(rows)
-    assert len({row_key(r) for r in rows}) == len(rows)  # no key twice
-    assert len(rows) == 12  # the reference and the method on each instance
-    assert not [r for r in rows if r["status"] == "error"]
-    for r in rows:  # a heuristic never beats the certified optimum
-        if r["method"] == "has":
-            assert r["ratio"] >= 1 - 1e-9 and r["reference_kind"] == "optimum"
-
-
-def test_rows_through_an_existing_scheduler_equal_a_serial_run(tmp_path: Path) -> None:
-    """``--scheduler ADDRESS``: a LocalCluster started apart (processes, 2 workers, not
-    daemonic, as the runner asks of any cluster) reached by its address only. Its workers are
-    forked from a fork server that imported the families (only to start faster)."""
+def test_rows_on_dask_equal_a_serial_run_on_its_own_cluster_and_by_address(
+    tmp_path: Path,
+) -> None:
+    """The runner's own LocalCluster (processes, 2 workers), then ``--scheduler ADDRESS``: a
+    LocalCluster started apart (processes, 2 workers, not daemonic, as the runner asks of any
+    cluster) reached by its address only. Both give a serial run's rows. (The second cluster's
+    workers come from the fork server the first one started, only to start faster.)"""
     import logging
 
     import dask
     from distributed import LocalCluster
 
     theorems = select(["000-has", "001-thm1-perfect"])  # the latter forks (deadline.py)
-    run(theorems, tmp_path / "serial", serial(2))
+    run(theorems, tmp_path / "serial", serial(3))
+    rows = read_log(tmp_path / "serial" / "verify.jsonl")
+    assert len({row_key(r) for r in rows}) == len(rows)  # no key twice
+    assert len(rows) == 12  # the reference and the method on each instance
+    assert not [r for r in rows if r["status"] == "error"]
+    for r in rows:  # a heuristic never beats the certified optimum
+        if r["method"] == "has":
+            assert r["ratio"] >= 1 - 1e-9 and r["reference_kind"] == "optimum"
+    own = VerifyOptions(count=3, solve=SO, workers=2, progress=False)
+    run(theorems, tmp_path / "dask", own)
+    assert comparable(read_log(tmp_path / "dask" / "verify.jsonl")) == comparable(rows)
+
     fork_server(["distributed", "dlsched.verify.runner", *worker_modules(theorems)])
     config = {"distributed.worker.daemon": False,
               "distributed.worker.multiprocessing-method": "forkserver"}  # fmt: skip
     with (
         dask.config.set(config),
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                      silence_logs=logging.ERROR) as cluster,
     ):  # fmt: skip
-        address = cluster.scheduler_address
-        options = VerifyOptions(count=2, solve=SO, scheduler=address, progress=False)
-        summary = run(theorems, tmp_path / "remote", options)
-        assert summary.tasks == 4 and len(cluster.scheduler.workers) == 2
-    rows = read_log(tmp_path / "serial" / "verify.jsonl")
-    assert len(rows) == 8 and not [r for r in rows if r["status"] == "error"]
+        by_address = VerifyOptions(count=3, solve=SO, scheduler=cluster.scheduler_address,
+                                   progress=False)  # fmt: skip
+        summary = run(theorems, tmp_path / "remote", by_address)
+        assert summary.tasks == 6 and len(cluster.scheduler.workers) == 2
     assert comparable(read_log(tmp_path / "remote" / "verify.jsonl")) == comparable(rows)
 
 
