@@ -1,6 +1,7 @@
-"""``dlsched verify``: every selected theorem on ``count`` seeded instances, one task per
-instance, serially or on Dask; one JSON line per comparison, resumable after a kill at any
-moment; violations saved, then shrunk to a smallest counterexample.
+"""``dlsched verify``: every selected theorem on ``count`` seeded instances, serially or on Dask
+(consecutive instances of a theorem grouped into tasks of about ``TASK_SECONDS``, each instance's
+rows streamed back as its task returns); one JSON line per comparison, resumable after a kill at
+any moment; violations saved, then shrunk to a smallest counterexample.
 
 The log is :mod:`dlsched.bounds`' (locked for the whole run, each write fsynced, a torn last
 line repaired) and its keys are the sweep's plus the theorem and the sub-case:
