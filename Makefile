@@ -17,9 +17,11 @@ $(VENV)/.installed: pyproject.toml
 demo: $(VENV)/.installed
 	$(VENV)/bin/dlsched demo
 
-# One pytest worker per core (pytest-xdist); `$(PY) -m pytest` alone runs serially.
+# pytest-xdist with one worker per core plus one (notebook kernels, Dask clusters and solver
+# subprocesses leave a worker waiting); `$(PY) -m pytest` alone runs serially.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: $(VENV)/.installed
-	$(PY) -m pytest -q -n auto
+	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py

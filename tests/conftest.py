@@ -12,3 +12,15 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile("dlsched")
+
+#: Files whose tests take longest (notebook kernels, Dask clusters): run first, so that the
+#: pytest-xdist workers finish together instead of one waiting on a notebook at the end.
+_LONGEST_FIRST = ("test_notebooks.py", "test_verify.py")
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    def rank(item) -> int:
+        name = item.path.name
+        return _LONGEST_FIRST.index(name) if name in _LONGEST_FIRST else len(_LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order within each file is kept
