@@ -133,10 +133,15 @@ def test_rows_on_dask_equal_a_serial_run_on_its_own_cluster_and_by_address(
     assert comparable(read_log(tmp_path / "remote" / "verify.jsonl")) == comparable(rows)
 
 
-def test_a_run_killed_midway_resumes_with_nothing_lost_or_duplicated(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_run_killed_midway_resumes_with_nothing_lost_or_duplicated(
+    tmp_path: Path, workers: str
+) -> None:
+    """Killed (SIGKILL) in one process or on a Dask LocalCluster of 2 workers, then resumed
+    serially: the rows equal a clean serial run's, none lost, none twice."""
     out = tmp_path / "killed"
     argv = [sys.executable, "-m", "dlsched.cli", "verify", "002-lemma2", "--count", "15",
-            "--workers", "0", "--quiet", "--time-limit", "30", "-o", str(out)]  # fmt: skip
+            "--workers", workers, "--quiet", "--time-limit", "30", "-o", str(out)]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = out / "verify.jsonl"
