@@ -25,7 +25,7 @@ import os
 import sys
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from dlsched.errors import DlschedError, InternalError, OptionError
 from dlsched.solvers.base import DEFAULT_TIME_LIMIT
@@ -73,6 +73,17 @@ def _time_limit(name: str) -> Callable[[str], float]:
         return x
 
     return parse
+
+
+def _task_seconds(text: str) -> float:
+    """argparse type of ``verify --task-seconds``: seconds in [0, 600]."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--task-seconds {text!r}: expected a number") from None
+    if not 0 <= x <= 600:
+        raise argparse.ArgumentTypeError(f"--task-seconds {text!r}: must be in [0, 600]")
+    return x
 
 
 def _integer(name: str, low: int, high: int | None = None) -> Callable[[str], int]:
@@ -262,6 +273,13 @@ def _add_verify(sub: Any) -> None:
         "--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler"
     )
     v.add_argument(
+        "--task-seconds",
+        type=_task_seconds,
+        default=None,
+        help="Dask: consecutive instances grouped into tasks of about this many seconds "
+        "(default 0.3; 0: one task per instance)",
+    )
+    v.add_argument(
         "--shrink", type=_integer("--shrink", 0), default=3, help="violations shrunk per method"
     )
     v.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -270,8 +288,15 @@ def _add_verify(sub: Any) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its error on one line (``--help`` shows the usage); subcommands too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dlsched", description=__doc__.split("\n")[0])
+    p = _Parser(prog="dlsched", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     _add_solve(sub)
     i = sub.add_parser("instances", help="bundled instances")
@@ -478,6 +503,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         shrink=args.shrink,
         progress=not args.quiet,
+        **({} if args.task_seconds is None else {"task_seconds": args.task_seconds}),
     )
     s = run(theorems, out, opts)
     md, _ = write_report(out)

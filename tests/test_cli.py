@@ -202,6 +202,7 @@ BAD_COMMAND_LINES = [
     ([*SWEEP, "--count", "0", "-o", "{tmp}/s.jsonl"], "--count"),
     ([*SWEEP, "--count", "1", "--first-seed", "-2", "-o", "{tmp}/s.jsonl"], "--first-seed"),
     ([*SWEEP, "--count", "1", "-o", "{tmp}/missing/s.jsonl"], "-o"),
+    (["verify", "000-has", "--task-seconds", "-1", "-o", "{tmp}/v"], "--task-seconds"),
 ]
 
 
@@ -210,10 +211,7 @@ def test_bad_command_lines_exit_2_with_one_error_line(capsys, tmp_path, argv, fr
     code, _, err = run(capsys, *(a.replace("{tmp}", str(tmp_path)) for a in argv))
     lines = err.strip().splitlines()
     assert code == 2 and "Traceback" not in err
-    if lines[0].startswith("usage:"):  # argparse: usage lines, then its error
-        assert lines[-1].startswith("dlsched ") and ": error: " in lines[-1]
-    else:
-        assert len(lines) == 1 and lines[0].startswith("dlsched: error: ")
+    assert len(lines) == 1 and lines[0].startswith("dlsched") and ": error: " in lines[0]
     assert fragment in lines[-1] and len(lines[-1]) < 300
     assert not list(tmp_path.iterdir()), "nothing is written on bad input"
 
