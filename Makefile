@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet uv
-	$(VENV)/bin/uv pip install --quiet --python $(PY) -e '.[dev,notebooks]' \
+	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -e '.[dev,notebooks]' \
 		|| $(PY) -m pip install --quiet -e '.[dev,notebooks]'
 	touch $@
 
