@@ -170,3 +170,17 @@ def test_solver_tolerance_above_a_lattice_point_is_not_rounded_up_a_step():
     exact = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=30)))
     assert exact.status == milp.status == Status.OPTIMAL
     assert milp.objective == pytest.approx(exact.objective, abs=EPSILON)
+
+
+def test_special_route_keeps_its_limit_when_highs_sets_up_a_large_milp():
+    """R||sum wC, 8 GPUs x 100 jobs: the time-indexed stage has about 286,000 columns, and
+    HiGHS sets that MIP up for over 10 s here before it first checks its own time limit. The
+    stage runs under a hard deadline, so the route returns within the limit and a grace."""
+    from dlsched.models.hare.generate import generate_unrelated
+    from dlsched.models.hare.special import solve_single_task
+
+    inst = generate_unrelated(100, 8, 2)
+    t0 = time.perf_counter()
+    res = solve_single_task(inst, SolveOptions(time_limit=2.0), model="time-indexed")
+    assert time.perf_counter() - t0 < 2.0 + 1.0 + 2.0  # limit, the deadline's grace, slack
+    assert res.info["exact_stage_finished"] is False and res.proof.hit_limit

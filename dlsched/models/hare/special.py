@@ -298,10 +298,9 @@ def solve_single_task(
     res = None
     if not proven and model != "colgen":
         stage3 = model if model != "auto" else _auto_model(instance)
-        if stage3 == "time-indexed":
-            res = solve_time_indexed(instance, options, best.assign, t_end)
-        elif stage3 == "pairs":
-            res = solve_pairs_cpsat(instance, options, best.assign, t_end)
+        if stage3 in ("time-indexed", "pairs"):
+            res = _exact_stage(stage3, instance, options, best.assign, t_end)
+            info["exact_stage_finished"] = res is not None
         else:  # too large for an exact model: the rest of the time to the local search
             rest = max(0.0, t_end - time.perf_counter() - 0.02 * limit)
             best.offer(
@@ -333,6 +332,27 @@ def solve_single_task(
     )
     info["incumbent_from"] = best.stage
     return RouteResult(schedule, objective, proof, info)
+
+
+def _exact_stage(
+    stage: str,
+    instance: HareInstance,
+    options: SolveOptions,
+    start: np.ndarray | None,
+    t_end: float,
+) -> SpecialResult | None:
+    """Stage 3 in a child process killed at the deadline (plus the solvers' grace): HiGHS sets
+    up a MIP of a few hundred thousand columns for longer than its own time limit, before it
+    first checks the clock. None when it did not finish."""
+    from dlsched.solvers.deadline import GRACE, call_with_deadline
+
+    solve = solve_time_indexed if stage == "time-indexed" else solve_pairs_cpsat
+    left = t_end - time.perf_counter()
+    if left <= 0:
+        return None
+    return call_with_deadline(
+        solve, instance, options, start, t_end, seconds=left + GRACE, label=f"{stage} stage"
+    )
 
 
 def _scales(instance: HareInstance) -> tuple[int, int, bool]:
