@@ -312,3 +312,12 @@ def test_a_failed_instance_is_recorded_then_measured_on_resume(tmp_path: Path) -
     assert run([theorem], tmp_path, serial(2)).tasks == 0
     (line,) = summarize(read_log(tmp_path / "verify.jsonl"), tmp_path)
     assert line.errors == [] and line.methods["has"].rows == 2
+
+
+def test_seed_003_mincost_theorems_on_one_server_give_rows_not_errors(tmp_path: Path) -> None:
+    """On one server the spread case q = 0 of problem (13)/(21) is infeasible: the record says
+    so (no reference, the algorithm's placement noted as excluded) instead of an error row."""
+    summary = run(select(["003-thm1", "003-thm6"]), tmp_path, serial(2, gpus=1))
+    rows = read_log(tmp_path / "verify.jsonl")
+    assert summary.tasks == 4 and rows
+    assert not [r for r in rows if r["status"] == "error"], rows

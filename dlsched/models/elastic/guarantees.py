@@ -116,7 +116,10 @@ def _ps_rows(inst: ElasticInstance, md: pyo.ConcreteModel, m: int, p: int, n: in
 def _spread_rows(md: pyo.ConcreteModel) -> None:
     @md.Constraint(md.SERVERS)
     def not_all_on(md, h):  # (13a)/(21a) with q = 0: something runs off server h
-        return sum(md.y[k] + md.s[k] for k in md.SERVERS if k != h) >= 1
+        others = [k for k in md.SERVERS if k != h]
+        if not others:  # one server: q = 0 cannot hold
+            return pyo.Constraint.Infeasible
+        return sum(md.y[k] + md.s[k] for k in others) >= 1
 
 
 def _colocation_rows(md: pyo.ConcreteModel, n: int, s_max: int) -> None:
