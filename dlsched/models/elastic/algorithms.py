@@ -37,7 +37,7 @@ from dlsched.models import MethodOptions
 from dlsched.models.elastic.enumerate import Config
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.pricing import Priced, Pricer, price_job
-from dlsched.models.elastic.solution import ElasticSchedule
+from dlsched.models.elastic.solution import ElasticSchedule, Run
 from dlsched.simulate import Activity, Simulator, Started, simulate
 
 #: oracle(instance, job, prices [T,H,R], free [T,H,R], (lo, hi), limit) -> cheapest schedule;
@@ -360,10 +360,6 @@ def _alpha(options: MethodOptions, inst: ElasticInstance, lam_value: float) -> i
     return value
 
 
-#: What every algorithm returns: its schedule (None when some job got none) and its details.
-Run = tuple[ElasticSchedule | None, dict[str, Any]]
-
-
 def _result(inst: ElasticInstance, entries: list, unplaced: Sequence[int], info: dict) -> Run:
     """The schedule of ``entries``, or None with ``unscheduled_jobs`` when some job got none."""
     if unplaced:
@@ -458,16 +454,7 @@ def _earliest(
 def alone_infeasible(inst: ElasticInstance, jobs: Sequence[int]) -> list[int]:
     """The jobs of ``jobs`` that cannot complete by T even alone on the empty cluster (from
     their arrival): each proves program (2)/(15) infeasible."""
-    from dlsched.models.elastic.fastprice import FastOracle
-
-    oracle = FastOracle(inst, exact=True)
-    ledger = Ledger(inst)
-    zero = np.zeros_like(ledger.used)
-    return [
-        j
-        for j in jobs
-        if oracle(inst, j, zero, ledger.free(), (0, inst.horizon), weight=1.0).config is None
-    ]
+    return [j for j in jobs if _earliest(inst, [j], Ledger(inst))[1]]
 
 
 ALGORITHMS: dict[str, Callable[[ElasticInstance, MethodOptions], Run]] = {

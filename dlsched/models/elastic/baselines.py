@@ -34,7 +34,7 @@ from dlsched.models import MethodOptions
 from dlsched.models.elastic.enumerate import Config, ps_count
 from dlsched.models.elastic.instance import ElasticInstance, duration
 from dlsched.models.elastic.pricing import Pricer
-from dlsched.models.elastic.solution import ElasticSchedule
+from dlsched.models.elastic.solution import ElasticSchedule, Run
 from dlsched.simulate import Activity, Simulator, Started, simulate
 
 
@@ -179,11 +179,7 @@ def _workers(options: MethodOptions) -> int:
     return value
 
 
-#: A baseline's schedule (None when some job got none) and its details.
-Run = tuple[ElasticSchedule | None, dict[str, Any]]
-
-
-def _run(inst: ElasticInstance, policy: ListPolicy, name: str) -> Run:
+def _run(inst: ElasticInstance, policy: ListPolicy) -> Run:
     arrivals = [(float(j.arrival), k) for k, j in enumerate(inst.jobs)]
     cap = {(h, r): c for h, s in enumerate(inst.servers) for r, c in enumerate(s.capacity)}
     res = simulate(arrivals, cap, policy, tick=1.0, horizon=float(inst.horizon))
@@ -209,7 +205,7 @@ def fifo(inst: ElasticInstance, options: MethodOptions) -> Run:
     policy = ListPolicy(
         inst, lambda j: (inst.jobs[j].arrival, j), lambda j, _: min(k, inst.jobs[j].chunks), True
     )
-    return _run(inst, policy, "fifo")
+    return _run(inst, policy)
 
 
 def drf(inst: ElasticInstance, options: MethodOptions) -> Run:
@@ -217,7 +213,7 @@ def drf(inst: ElasticInstance, options: MethodOptions) -> Run:
         fair = 1.0 / max(1, len(waiting))
         return max(1, min(inst.jobs[j].chunks, math.floor(fair / _dominant(inst, j))))
 
-    return _run(inst, ListPolicy(inst, lambda j: (inst.jobs[j].arrival, j), count), "drf")
+    return _run(inst, ListPolicy(inst, lambda j: (inst.jobs[j].arrival, j), count))
 
 
 def tiresias(inst: ElasticInstance, options: MethodOptions) -> Run:
@@ -230,7 +226,7 @@ def tiresias(inst: ElasticInstance, options: MethodOptions) -> Run:
         return (work * n * _dominant(inst, j), j)
 
     policy = ListPolicy(inst, key, lambda j, _: min(k, inst.jobs[j].chunks))
-    return _run(inst, policy, "tiresias")
+    return _run(inst, policy)
 
 
 def antman(inst: ElasticInstance, options: MethodOptions) -> Run:
@@ -245,7 +241,7 @@ def antman(inst: ElasticInstance, options: MethodOptions) -> Run:
         return min(k, inst.jobs[j].chunks) if j in guaranteed else inst.jobs[j].chunks
 
     policy = ListPolicy(inst, key, count, shrink=lambda j: j not in guaranteed)
-    return _run(inst, policy, "antman")
+    return _run(inst, policy)
 
 
 BASELINES: dict[str, Callable[[ElasticInstance, MethodOptions], Run]] = {

@@ -169,12 +169,15 @@ def no_schedule_outcome(
     )
 
 
-def _heuristic(
-    name: str, table: Callable[[], dict[str, Callable[..., Any]]]
-) -> Callable[[ElasticInstance, MethodOptions], Outcome]:
+def _heuristic(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]:
+    """The method of an algorithm or baseline: its schedule verified, or no schedule."""
+
     def run(instance: ElasticInstance, options: MethodOptions) -> Outcome:
+        from dlsched.models.elastic.algorithms import ALGORITHMS
+        from dlsched.models.elastic.baselines import BASELINES
+
         t0 = time.perf_counter()
-        schedule, info = table()[name](instance, options)
+        schedule, info = {**ALGORITHMS, **BASELINES}[name](instance, options)
         if schedule is None:
             return no_schedule_outcome(instance, name, info, time.perf_counter() - t0)
         return verified_outcome(
@@ -182,26 +185,6 @@ def _heuristic(
         )
 
     return run
-
-
-def _algorithms() -> dict[str, Callable[..., Any]]:
-    from dlsched.models.elastic.algorithms import ALGORITHMS
-
-    return dict(ALGORITHMS)
-
-
-def _baselines() -> dict[str, Callable[..., Any]]:
-    from dlsched.models.elastic.baselines import BASELINES
-
-    return dict(BASELINES)
-
-
-def _algorithm(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]:
-    return _heuristic(name, _algorithms)
-
-
-def _baseline(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]:
-    return _heuristic(name, _baselines)
 
 
 METHODS: dict[str, Method] = {
@@ -224,7 +207,7 @@ METHODS: dict[str, Method] = {
         ),
         Method(
             "a-online",
-            _algorithm("a-online"),
+            _heuristic("a-online"),
             "Algorithm 1: batches at tau_i = 2^(i-1), A_dual run from alpha tau_i on, on the "
             "shared slotted simulator; a job the next round cannot complete by T is placed at "
             "once at its earliest completion (details: fallback_jobs); if commitments leave a "
@@ -235,7 +218,7 @@ METHODS: dict[str, Method] = {
         ),
         Method(
             "a-dual",
-            _algorithm("a-dual"),
+            _heuristic("a-dual"),
             "Algorithm 2 offline: alpha rounds of A_maxweight on windows of tau slots, tau = 1, "
             "2, 4, ... until every job is scheduled (oracle=fast|paper|exact, or one of "
             "Algorithms 4-7 alone: a-mincost1|a-mincost2|a-ramincost1|a-ramincost2)",
@@ -243,7 +226,7 @@ METHODS: dict[str, Method] = {
         ),
         Method(
             "a-maxweight",
-            _algorithm("a-maxweight"),
+            _heuristic("a-maxweight"),
             "Algorithm 3 over the whole horizon (price function (11)); rejected jobs follow "
             "at their earliest completion (oracle=fast|paper|exact|a-mincost1|a-mincost2|"
             "a-ramincost1|a-ramincost2)",
@@ -251,20 +234,20 @@ METHODS: dict[str, Method] = {
         ),
         Method(
             "fifo",
-            _baseline("fifo"),
+            _heuristic("fifo"),
             "FIFO, fixed worker count (head-of-line)",
             params=("workers",),
         ),
-        Method("drf", _baseline("drf"), "Dominant Resource Fairness worker counts, arrival order"),
+        Method("drf", _heuristic("drf"), "Dominant Resource Fairness worker counts, arrival order"),
         Method(
             "tiresias",
-            _baseline("tiresias"),
+            _heuristic("tiresias"),
             "Tiresias: smallest work x resources first (no preemption)",
             params=("workers",),
         ),
         Method(
             "antman",
-            _baseline("antman"),
+            _heuristic("antman"),
             "AntMan: resource-guaranteed jobs first, opportunistic jobs take what fits",
             params=("workers",),
         ),

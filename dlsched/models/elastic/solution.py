@@ -78,3 +78,7 @@ def _entry(inst: ElasticInstance, e: JobSchedule) -> dict[str, Any]:
         out["ps_type"] = inst.ps_types[e.ps_type].name
         out["ps"] = {names[h]: n for h, n in enumerate(e.ps) if n}
     return out
+
+
+#: What every heuristic returns: its schedule (None when some job got none) and its details.
+Run = tuple[ElasticSchedule | None, dict[str, Any]]
