@@ -185,6 +185,14 @@ def mean_abs_error(jobs: Sequence[Job], predicted: Sequence[float] | np.ndarray)
     return float(np.mean(np.abs(np.array([j.iterations for j in jobs]) - got)))
 
 
+def _with_predictions(jobs: Sequence[Job], values: np.ndarray) -> tuple[Job, ...]:
+    """The jobs with ``predicted_iterations`` set to the rounded, non-negative ``values``."""
+    return tuple(
+        replace(j, predicted_iterations=max(0, round(float(v))))
+        for j, v in zip(jobs, values, strict=True)
+    )
+
+
 def predict(
     instance: DdlwmpInstance, predictor: str | Predictor, share: float = 0.8, seed: int = 0
 ) -> tuple[DdlwmpInstance, float]:
@@ -193,11 +201,7 @@ def predict(
     eps_bar with the rounded predictions)."""
     model = make_predictor(predictor, seed) if isinstance(predictor, str) else predictor
     train, test = split(instance, share)
-    values = model.fit(train).predict(test)
-    jobs = tuple(
-        replace(j, predicted_iterations=max(0, round(float(v))))
-        for j, v in zip(test, values, strict=True)
-    )
+    jobs = _with_predictions(test, model.fit(train).predict(test))
     t0 = min(j.release for j in jobs)
     jobs = tuple(replace(j, release=j.release - t0) for j in jobs)
     error = mean_abs_error(jobs, [j.predicted for j in jobs])
@@ -214,11 +218,7 @@ def predict_all(
     (in-sample on the training jobs): (that instance, eps_bar on the held-out jobs)."""
     model = make_predictor(predictor, seed)
     train, test = split(instance, share)
-    values = model.fit(train).predict(instance.jobs)
-    jobs = tuple(
-        replace(j, predicted_iterations=max(0, round(float(v))))
-        for j, v in zip(instance.jobs, values, strict=True)
-    )
+    jobs = _with_predictions(instance.jobs, model.fit(train).predict(instance.jobs))
     held_out = {j.name for j in test}
     error = mean_abs_error(
         [j for j in jobs if j.name in held_out], [j.predicted for j in jobs if j.name in held_out]

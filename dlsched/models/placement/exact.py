@@ -170,6 +170,7 @@ class _OuterApproximation:
     """The state of the outer-approximation loop: the best verified placement (an upper
     bound), the best proven master bound, and what the loop did."""
 
+    evaluator: Evaluator
     best_val: float = float("inf")
     best_assign: tuple[int, ...] | None = None
     lower: float = -float("inf")
@@ -178,7 +179,6 @@ class _OuterApproximation:
     iterations: int = 0
     cuts: int = 0
     master_times: list[float] = field(default_factory=list)
-    evaluator: Evaluator | None = None
 
     def closed(self) -> bool:
         return self.best_assign is not None and self.best_val - self.lower <= tolerance(
@@ -198,7 +198,7 @@ def _solve_oa(
     objective."""
     t0 = time.perf_counter()
     m = build_p1(instance, category, computation="tangents")
-    state = _OuterApproximation(evaluator=Evaluator(instance))
+    state = _OuterApproximation(Evaluator(instance))
     gap_now = max(options.mip_gap, 1e-4)
     while state.iterations < max_iterations:
         state.iterations += 1
@@ -250,7 +250,7 @@ def _master(
     if res.has_solution:
         counts = counts_from_values(m, dict(res.values))
         assign = expand_counts(m._groups, counts, instance.num_workers)
-        val = float((state.evaluator or Evaluator(instance)).avg_jct(np.array(assign))[0])
+        val = float(state.evaluator.avg_jct(np.array(assign))[0])
         if val < state.best_val:
             state.best_val, state.best_assign = val, assign
     return res
@@ -288,7 +288,7 @@ def _oa_outcome(
         state.best_assign = (
             optimus_lb(instance) if category is None else _category_start(instance, category)
         )
-        state.best_val = float(Evaluator(instance).avg_jct(np.array([state.best_assign]))[0])
+        state.best_val = float(state.evaluator.avg_jct(np.array([state.best_assign]))[0])
     bound = state.lower if state.lower > -float("inf") else None
     proof = _proof(
         instance, "highs-outer-approximation", bound, hit_limit=state.status == Status.TIME_LIMIT
