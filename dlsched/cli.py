@@ -58,32 +58,28 @@ def _category(text: str) -> tuple[int, ...]:
     return parts
 
 
-def _time_limit(name: str) -> Callable[[str], float]:
-    """argparse type: seconds in (0, MAX_TIME_LIMIT]."""
+def _seconds(name: str, high: float, zero: bool = False) -> Callable[[str], float]:
+    """argparse type: seconds in (0, high], or [0, high] with ``zero``."""
+    span = f"{'[' if zero else '('}0, {high:g}]"
 
     def parse(text: str) -> float:
         try:
             x = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} {text!r}: expected a number") from None
-        if not (0 < x <= MAX_TIME_LIMIT):
+        low_ok = x >= 0 if zero else x > 0
+        if not (low_ok and x <= high):
             raise argparse.ArgumentTypeError(
-                f"{name} {text!r}: must be a number of seconds in (0, {MAX_TIME_LIMIT:g}]"
+                f"{name} {text!r}: must be a number of seconds in {span}"
             )
         return x
 
     return parse
 
 
-def _task_seconds(text: str) -> float:
-    """argparse type of ``verify --task-seconds``: seconds in [0, 600]."""
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--task-seconds {text!r}: expected a number") from None
-    if not 0 <= x <= 600:
-        raise argparse.ArgumentTypeError(f"--task-seconds {text!r}: must be in [0, 600]")
-    return x
+def _time_limit(name: str) -> Callable[[str], float]:
+    """argparse type: seconds in (0, MAX_TIME_LIMIT]."""
+    return _seconds(name, MAX_TIME_LIMIT)
 
 
 def _integer(name: str, low: int, high: int | None = None) -> Callable[[str], int]:
@@ -274,7 +270,7 @@ def _add_verify(sub: Any) -> None:
     )
     v.add_argument(
         "--task-seconds",
-        type=_task_seconds,
+        type=_seconds("--task-seconds", 600, zero=True),
         default=None,
         help="Dask: consecutive instances grouped into tasks of about this many seconds "
         "(default 0.3; 0: one task per instance)",
