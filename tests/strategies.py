@@ -1,9 +1,14 @@
-"""Hypothesis strategies that build valid instances directly."""
+"""Hypothesis strategies that build valid instances directly, and brute forces shared by
+several test files."""
 
 from __future__ import annotations
 
+import itertools
+import math
+
 from hypothesis import strategies as st
 
+from dlsched.models.hare.instance import HareInstance
 from dlsched.models.placement.instance import PlacementInstance, PlacementJob, Worker
 
 
@@ -38,3 +43,36 @@ def placement_instances(draw, max_jobs: int = 3, max_workers: int = 6) -> Placem
         intra_node_gbps=intra,
         inter_node_gbps=inter,
     )
+
+
+def hare_brute_force(inst: HareInstance) -> float:
+    """Minimum over every task order (rounds in order) and every assignment of the semi-active
+    list schedule; every semi-active schedule arises this way (sorted by start)."""
+    tasks = inst.tasks
+    best = math.inf
+    for order in itertools.permutations(tasks):
+        pos = {t: p for p, t in enumerate(order)}
+        if any(
+            pos[(n, r - 1, k2)] > pos[(n, r, k)]
+            for (n, r, k) in tasks
+            if r > 0
+            for k2 in range(inst.jobs[n].tasks_per_round)
+        ):
+            continue
+        for assign in itertools.product(range(inst.num_gpus), repeat=len(tasks)):
+            a = dict(zip(tasks, assign, strict=True))
+            phi = [0.0] * inst.num_gpus
+            fin: dict[tuple[int, int], float] = {}
+            comp = [0.0] * inst.num_jobs
+            for t in order:
+                n, r, _ = t
+                j = inst.jobs[n]
+                g = a[t]
+                ready = j.arrival if r == 0 else fin[(n, r - 1)]
+                s = max(ready, phi[g])
+                phi[g] = s + j.train_time[g]
+                f = phi[g] + j.sync_time[g]
+                fin[(n, r)] = max(fin.get((n, r), f), f)
+                comp[n] = max(comp[n], f)
+            best = min(best, sum(j.weight * c for j, c in zip(inst.jobs, comp, strict=True)))
+    return best

@@ -4,13 +4,12 @@ choice of strategy."""
 
 from __future__ import annotations
 
-import itertools
-import math
 import time
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from strategies import hare_brute_force as brute_force
 
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.branch import applicable, branch_and_bound
@@ -20,36 +19,6 @@ from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.pipeline import Strategy, choose_strategy, solve_exact
 from dlsched.models.hare.scaling import scale_data
 from dlsched.solvers.base import SolveOptions, Status
-
-
-def brute_force(inst: HareInstance) -> float:
-    """Every order of the tasks that keeps rounds in sequence, every GPU for each, each task
-    at the earliest start after its GPU's last training and its round's release: a schedule
-    sorted by start and replayed this way only moves earlier, so the minimum is the optimum
-    (tiny instances only)."""
-    tasks = inst.tasks
-    best = math.inf
-    for order in itertools.permutations(tasks):
-        pos = {t: p for p, t in enumerate(order)}
-        if any(
-            pos[(n, r - 1, q)] > pos[(n, r, k)]
-            for n, r, k in tasks
-            if r
-            for q in range(inst.jobs[n].tasks_per_round)
-        ):
-            continue
-        for gpus in itertools.product(range(inst.num_gpus), repeat=len(order)):
-            free = [0.0] * inst.num_gpus
-            end: dict[tuple[int, int], float] = {}
-            for (n, r, _k), m in zip(order, gpus, strict=True):
-                j = inst.jobs[n]
-                s = max(free[m], j.arrival if r == 0 else end[(n, r - 1)])
-                free[m] = s + j.train_time[m]
-                f = free[m] + j.sync_time[m]
-                end[(n, r)] = max(end.get((n, r), f), f)
-            cost = sum(j.weight * end[(n, j.rounds - 1)] for n, j in enumerate(inst.jobs))
-            best = min(best, cost)
-    return best
 
 
 def _job(name: str, arrival: float, weight: float, rounds: int, k: int, tc, ts) -> HareJob:

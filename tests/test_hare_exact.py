@@ -3,12 +3,10 @@ Algorithm 1 and baselines are feasible and never beat the optimum (seed 002)."""
 
 from __future__ import annotations
 
-import itertools
-import math
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import hare_brute_force as brute_force
 
 from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
@@ -19,39 +17,6 @@ from dlsched.models.hare.rounding import list_schedule
 from dlsched.solvers import SolveOptions, Status
 
 OPTS = MethodOptions(solve=SolveOptions(time_limit=60))
-
-
-def brute_force(inst: HareInstance) -> float:
-    """Minimum over every task order (rounds in order) and every assignment of the semi-active
-    list schedule; every semi-active schedule arises this way (sorted by start)."""
-    tasks = inst.tasks
-    best = math.inf
-    for order in itertools.permutations(tasks):
-        pos = {t: p for p, t in enumerate(order)}
-        if any(
-            pos[(n, r - 1, k2)] > pos[(n, r, k)]
-            for (n, r, k) in tasks
-            if r > 0
-            for k2 in range(inst.jobs[n].tasks_per_round)
-        ):
-            continue
-        for assign in itertools.product(range(inst.num_gpus), repeat=len(tasks)):
-            a = dict(zip(tasks, assign, strict=True))
-            phi = [0.0] * inst.num_gpus
-            fin: dict[tuple[int, int], float] = {}
-            comp = [0.0] * inst.num_jobs
-            for t in order:
-                n, r, _ = t
-                j = inst.jobs[n]
-                g = a[t]
-                ready = j.arrival if r == 0 else fin[(n, r - 1)]
-                s = max(ready, phi[g])
-                phi[g] = s + j.train_time[g]
-                f = phi[g] + j.sync_time[g]
-                fin[(n, r)] = max(fin.get((n, r), f), f)
-                comp[n] = max(comp[n], f)
-            best = min(best, sum(j.weight * c for j, c in zip(inst.jobs, comp, strict=True)))
-    return best
 
 
 @st.composite
