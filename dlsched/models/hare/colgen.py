@@ -78,25 +78,9 @@ class Columns:
         self.seen = {(m, tuple(j.tolist())) for m, j in zip(self.gpu, self.jobs, strict=True)}
 
 
-def purge(cols: Columns, res: Any, cap: int) -> None:
-    """Above ``cap`` columns, keep the columns of the LP solution and the cap / 2 of smallest
-    reduced cost (the master LP is re-solved from scratch each iteration: its size is time)."""
-    if len(cols) <= cap or res.col_dual is None or res.col_value is None:
-        return
-    reduced = np.asarray(res.col_dual, dtype=float)
-    mask = np.asarray(res.col_value) > 1e-9
-    mask[np.argsort(reduced, kind="stable")[: cap // 2]] = True
-    cols.keep(mask)
-
-
 def master(data: SumWC, cols: Columns, integer: bool = False) -> MatrixModel:
     """The restricted master: job rows (= 1) then GPU rows (<= 1), lambda in [0, 1]."""
-    sizes = np.array([len(j) + 1 for j in cols.jobs])
-    rows = np.empty(int(sizes.sum()), dtype=np.int64)
-    indptr = np.concatenate(([0], np.cumsum(sizes)))
-    for k, (j, m) in enumerate(zip(cols.jobs, cols.gpu, strict=True)):
-        rows[indptr[k] : indptr[k + 1] - 1] = j
-        rows[indptr[k + 1] - 1] = data.n + m
+    indptr, rows = _column_entries(data, cols.gpu, cols.jobs)
     k = len(cols)
     matrix = sp.csc_matrix((np.ones(rows.size), rows, indptr), shape=(data.n + data.m, k))
     return MatrixModel(
@@ -110,42 +94,162 @@ def master(data: SumWC, cols: Columns, integer: bool = False) -> MatrixModel:
     )
 
 
+def _column_entries(
+    data: SumWC, gpus: list[int], jobs: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """CSC (indptr, row indices) of master columns: the column's jobs, then its GPU row."""
+    sizes = np.array([len(j) + 1 for j in jobs], dtype=np.int64)
+    indptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    rows = np.empty(int(sizes.sum()), dtype=np.int64)
+    for k, (j, m) in enumerate(zip(jobs, gpus, strict=True)):
+        rows[indptr[k] : indptr[k + 1] - 1] = j
+        rows[indptr[k + 1] - 1] = data.n + m
+    return indptr, rows
+
+
+class MasterLP:
+    """The restricted master LP kept in one HiGHS instance: new columns are appended and purged
+    ones deleted, so every solve starts from the previous basis (a warm start) instead of
+    rebuilding and solving the LP from scratch. Only its duals are used, as multipliers of the
+    Lagrangian bound (valid for any multipliers), so the LP's own accuracy certifies nothing."""
+
+    def __init__(self, data: SumWC, threads: int = 1, extra: dict[str, Any] | None = None):
+        import highspy
+
+        self.data, self.size = data, 0
+        self.h = highspy.Highs()
+        settings = {"output_flag": False, "threads": int(threads), **(extra or {})}
+        for key, value in settings.items():
+            self.h.setOptionValue(key, value)
+        rows = data.n + data.m
+        lower = np.concatenate((np.ones(data.n), np.full(data.m, -highspy.kHighsInf)))
+        empty = np.zeros(rows, dtype=np.int32)
+        self.h.addRows(rows, lower, np.ones(rows), 0, empty, empty[:0], np.zeros(0))
+
+    def add(self, cols: Columns) -> None:
+        """Append the columns of ``cols`` past the ones already in the LP."""
+        gpus, jobs = cols.gpu[self.size :], cols.jobs[self.size :]
+        if not gpus:
+            return
+        indptr, rows = _column_entries(self.data, gpus, jobs)
+        k = len(gpus)
+        self.h.addCols(
+            k,
+            np.asarray(cols.cost[self.size :], dtype=float),
+            np.zeros(k),
+            np.ones(k),
+            int(rows.size),
+            indptr[:-1].astype(np.int32),
+            rows.astype(np.int32),
+            np.ones(rows.size),
+        )
+        self.size = len(cols)
+
+    def drop(self, keep: np.ndarray) -> None:
+        """Delete the LP columns where ``keep`` is False (same order as :meth:`Columns.keep`)."""
+        gone = np.flatnonzero(~np.asarray(keep, dtype=bool)).astype(np.int32)
+        if gone.size:
+            self.h.deleteCols(int(gone.size), gone)
+            self.size -= int(gone.size)
+
+    def solve(self, t_end: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
+        """(objective, row duals, column values, reduced costs), or None if not solved to
+        optimality by ``t_end``."""
+        import highspy
+
+        self.h.setOptionValue("time_limit", max(0.01, t_end - time.perf_counter()))
+        self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        sol = self.h.getSolution()
+        return (
+            float(self.h.getInfo().objective_function_value),
+            np.asarray(sol.row_dual, dtype=float),
+            np.asarray(sol.col_value, dtype=float),
+            np.asarray(sol.col_dual, dtype=float),
+        )
+
+
+def purge(cols: Columns, lp: MasterLP, x: np.ndarray, reduced: np.ndarray, cap: int) -> None:
+    """Above ``cap`` columns, keep the columns of the LP solution ``x`` and the cap / 2 of
+    smallest ``reduced`` cost (the others may be generated again)."""
+    if len(cols) <= cap:
+        return
+    mask = x > 1e-9
+    mask[np.argsort(reduced, kind="stable")[: cap // 2]] = True
+    cols.keep(mask)
+    lp.drop(mask)
+
+
+@dataclass(frozen=True)
+class Pricer:
+    """Pricing on every GPU at once: each GPU's jobs in its Smith order (``order[m]``, training
+    times ``p_seq[m]``), states t = 0 .. ``horizon`` (training load so far)."""
+
+    data: SumWC
+    horizon: int
+    order: np.ndarray  # [m, idx] the idx-th job of GPU m's Smith order
+    p_seq: np.ndarray  # [m, idx] its training time on m
+
+    @staticmethod
+    def of(data: SumWC, horizon: int | None = None) -> Pricer:
+        order = np.stack([data.smith_order(m, np.arange(data.n)) for m in range(data.m)])
+        p_seq = np.take_along_axis(data.p.T, order, axis=1)
+        most = int(p_seq.sum(axis=1).max())
+        return Pricer(data, most if horizon is None else min(most, horizon), order, p_seq)
+
+    def __call__(
+        self, pi: np.ndarray, keep: int = 3, gpus: np.ndarray | None = None
+    ) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:
+        """(per GPU of ``gpus`` (default all): min over job sets S of training load <=
+        ``horizon`` of c(S, m) - pi(S), 0 for the empty set; up to ``keep`` sets of negative
+        value per GPU, the best at distinct end times, as (GPU, jobs)). The DP runs over the
+        Smith order of every GPU side by side: including job j last ends its training at t,
+        costing w_j (a + s_jm + t) - pi_j on top of the best value at t - p_jm."""
+        d, H = self.data, self.horizon
+        gpus = np.arange(d.m) if gpus is None else np.asarray(gpus, dtype=np.int64)
+        order, p_seq = self.order[gpus], self.p_seq[gpus]
+        k, pad = len(gpus), int(p_seq.max())
+        t = np.arange(H + 1, dtype=np.int64)
+        f = np.full((k, pad + H + 1), np.inf)  # f[:, pad + t]; the pad reads as infeasible
+        f[:, pad] = 0.0
+        flat = f.reshape(-1)
+        base = (np.arange(k) * (pad + H + 1) + pad)[:, None] + t[None, :]
+        take = np.zeros((d.n, k, H + 1), dtype=bool)
+        for idx in range(d.n):
+            j, pj = order[:, idx], p_seq[:, idx]
+            cost = d.w[j][:, None] * (d.a + d.s[j, gpus][:, None] + t[None, :])
+            cand = flat[base - pj[:, None]] + (cost - pi[j][:, None])
+            cur = f[:, pad:]
+            better = cand < cur
+            take[idx] = better
+            np.copyto(cur, cand, where=better)
+        values = np.minimum(0.0, f[:, pad:].min(axis=1))
+        return values, self._sets(f[:, pad:], take, gpus, keep)
+
+    def _sets(
+        self, f: np.ndarray, take: np.ndarray, gpus: np.ndarray, keep: int
+    ) -> list[tuple[int, np.ndarray]]:
+        """Trace back the ``keep`` best negative end states of every GPU, all at once."""
+        ends = np.argsort(f, axis=1, kind="stable")[:, :keep]
+        row, col = np.nonzero(np.take_along_axis(f, ends, axis=1) < 0)
+        state = ends[row, col]
+        chosen = np.zeros((row.size, self.data.n), dtype=bool)
+        for idx in range(self.data.n - 1, -1, -1):
+            hit = take[idx, row, state]
+            chosen[hit, self.order[gpus[row[hit]], idx]] = True
+            state = state - hit * self.p_seq[gpus[row], idx]
+        return [(int(gpus[r]), np.flatnonzero(c)) for r, c in zip(row, chosen, strict=True)]
+
+
 def price(
     data: SumWC, m: int, pi: np.ndarray, keep: int = 3, horizon: int | None = None
 ) -> tuple[float, list[np.ndarray]]:
     """min over job sets S of training load <= ``horizon`` (default: no limit) of
     c(S, m) - pi(S) (0 for the empty set), and up to ``keep`` sets of negative value (the best
-    at distinct end times), by DP over Smith order on GPU m."""
-    order = data.smith_order(m, np.arange(data.n))
-    p = data.p[order, m]
-    horizon = int(p.sum()) if horizon is None else min(int(p.sum()), horizon)
-    f = np.full(horizon + 1, np.inf)
-    f[0] = 0.0
-    take = np.zeros((data.n, horizon + 1), dtype=bool)
-    ends = np.arange(horizon + 1, dtype=float)
-    reach = 0
-    for idx, j in enumerate(order.tolist()):
-        pj = int(p[idx])
-        reach = min(reach + pj, horizon)
-        if pj > horizon:
-            continue
-        gain = data.w[j] * (data.a + data.s[j, m] + ends[pj : reach + 1]) - pi[j]
-        cand = f[: reach + 1 - pj] + gain
-        better = cand < f[pj : reach + 1]
-        take[idx, pj : reach + 1] = better
-        f[pj : reach + 1] = np.where(better, cand, f[pj : reach + 1])
-    best = float(min(0.0, f.min()))
-    sets = []
-    for t in np.argsort(f, kind="stable")[:keep]:
-        if not f[t] < 0:
-            break
-        t, chosen = int(t), []
-        for idx in range(data.n - 1, -1, -1):
-            if take[idx, t]:
-                chosen.append(order[idx])
-                t -= int(p[idx])
-        sets.append(np.array(chosen, dtype=np.int64))
-    return best, sets
+    at distinct end times), by DP over Smith order on GPU m (:class:`Pricer`, one GPU)."""
+    values, found = Pricer.of(data, horizon)(pi, keep, np.array([m]))
+    return float(values[0]), [s for _, s in found]
 
 
 def dyadic(pi: np.ndarray, data: SumWC) -> np.ndarray:
@@ -158,19 +262,19 @@ def dyadic(pi: np.ndarray, data: SumWC) -> np.ndarray:
 
 
 def lagrangian_bound(
-    data: SumWC, pi: np.ndarray, keep: int = 3, horizon: int | None = None
+    data: SumWC,
+    pi: np.ndarray,
+    keep: int = 3,
+    horizon: int | None = None,
+    pricer: Pricer | None = None,
 ) -> tuple[float, list]:
     """(sum pi + sum_m min(0, pricing minimum), the negative columns found per GPU); ``pi``
     must be :func:`dyadic` for the sum to be exact. With ``horizon`` (:func:`load_horizon`,
     a load no GPU exceeds in some optimal schedule) the sets are limited to that load: the
-    bound still holds, as that optimal schedule is one of the partitions it minimises over."""
-    total = float(pi.sum())
-    found = []
-    for m in range(data.m):
-        v, sets = price(data, m, pi, keep, horizon)
-        total += v
-        found += [(m, s) for s in sets]
-    return total, found
+    bound still holds, as that optimal schedule is one of the partitions it minimises over.
+    ``pricer``: a :class:`Pricer` of the same data and horizon, built once per run."""
+    values, found = (pricer or Pricer.of(data, horizon))(pi, keep)
+    return math.fsum([*pi.tolist(), *values.tolist()]), found
 
 
 @dataclass
@@ -203,47 +307,52 @@ def column_generation(
 ) -> CgResult:
     """Column generation from the columns of the assignment ``start`` until convergence,
     ``t_end`` (a perf_counter value), or a bound reaching ``upper`` (a known scaled cost).
-    ``cap``: pool size above which columns are purged (:func:`purge`; default 10 n + 500)."""
+    ``cap``: pool size above which columns are purged (:func:`purge`; default 20 n + 1000).
+    ``info`` gets the seconds spent in the master LP and in pricing."""
     t0 = time.perf_counter()
-    horizon = load_horizon(data.p, data.s)
+    pricer = Pricer.of(data, load_horizon(data.p, data.s))
     cols = Columns()
     for m in range(data.m):
         cols.add(data, m, np.flatnonzero(start == m))
     for j in range(data.n):  # every job alone on its fastest GPU: a cheap diverse start
         cols.add(data, int(np.argmin(data.p[j] + data.s[j])), np.array([j]))
+    lp = MasterLP(data, threads, lp_extra)
     best, center, lp_value, it, converged = -math.inf, None, None, 0, False
-    opts = SolveOptions(time_limit=None, threads=threads, extra=lp_extra or {})
+    spent = {"lp_seconds": 0.0, "pricing_seconds": 0.0}
     while time.perf_counter() < t_end:
-        res = solve_matrix(master(data, cols), opts, deadline=t_end)
-        if res.row_dual is None:
+        t1 = time.perf_counter()
+        lp.add(cols)
+        solved = lp.solve(t_end)
+        spent["lp_seconds"] += time.perf_counter() - t1
+        if solved is None:
             break
         it += 1
-        lp_value = res.objective
-        purge(cols, res, 10 * data.n + 500 if cap is None else cap)
-        duals = res.row_dual[: data.n]
-        mu = res.row_dual[data.n :]
+        lp_value, row_dual, x, reduced = solved
+        purge(cols, lp, x, reduced, 20 * data.n + 1000 if cap is None else cap)
+        duals, mu = row_dual[: data.n], row_dual[data.n :]
         center = duals if center is None else center
         added = 0
+        t1 = time.perf_counter()
         for a in (alpha, 0.0) if alpha > 0 else (0.0,):
             pi = dyadic(a * center + (1 - a) * duals, data)
-            value, found = lagrangian_bound(data, pi, keep, horizon)
+            value, found = lagrangian_bound(data, pi, keep, pricer=pricer)
             if value > best:
                 best, center = value, pi
             for m, s in found:
-                reduced = data.gpu_cost(m, s) - float(duals[s].sum()) - float(mu[m])
-                if reduced < -1e-7 and cols.add(data, m, s):
+                reduced_cost = data.gpu_cost(m, s) - float(duals[s].sum()) - float(mu[m])
+                if reduced_cost < -1e-7 and cols.add(data, m, s):
                     added += 1
             if added or time.perf_counter() >= t_end:
                 break
+        spent["pricing_seconds"] += time.perf_counter() - t1
         if upper is not None and math.ceil(best - 1e-9) >= upper:
             break
         if not added:
             converged = time.perf_counter() < t_end
             break
     bound = None if best == -math.inf else math.ceil(best - 1e-9)
-    return CgResult(
-        bound, lp_value, cols, it, converged, time.perf_counter() - t0, info={"columns": len(cols)}
-    )
+    info = {"columns": len(cols), **spent}
+    return CgResult(bound, lp_value, cols, it, converged, time.perf_counter() - t0, info=info)
 
 
 def master_assignment(
