@@ -198,16 +198,12 @@ class Pricer:
         most = int(p_seq.sum(axis=1).max())
         return Pricer(data, most if horizon is None else min(most, horizon), order, p_seq)
 
-    def __call__(
-        self, pi: np.ndarray, keep: int = 3, gpus: np.ndarray | None = None
-    ) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:
-        """(per GPU of ``gpus`` (default all): min over job sets S of training load <=
-        ``horizon`` of c(S, m) - pi(S), 0 for the empty set; up to ``keep`` sets of negative
-        value per GPU, the best at distinct end times, as (GPU, jobs)). The DP runs over the
-        Smith order of every GPU side by side: including job j last ends its training at t,
-        costing w_j (a + s_jm + t) - pi_j on top of the best value at t - p_jm."""
+    def table(self, pi: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+        """F[idx, r, t]: min of c(S, m) - pi(S) over sets S of the first idx jobs of GPU m =
+        ``gpus[r]`` (Smith order) with training load exactly t (inf if none). Including job j
+        last ends its training at t, costing w_j (a + s_jm + t) - pi_j on top of F at t - p_jm;
+        the GPUs' DPs run side by side."""
         d, H = self.data, self.horizon
-        gpus = np.arange(d.m) if gpus is None else np.asarray(gpus, dtype=np.int64)
         order, p_seq = self.order[gpus], self.p_seq[gpus]
         k, pad = len(gpus), int(p_seq.max())
         t = np.arange(H + 1, dtype=np.int64)
@@ -215,31 +211,86 @@ class Pricer:
         f[:, pad] = 0.0
         flat = f.reshape(-1)
         base = (np.arange(k) * (pad + H + 1) + pad)[:, None] + t[None, :]
-        take = np.zeros((d.n, k, H + 1), dtype=bool)
+        out = np.empty((d.n + 1, k, H + 1))
+        out[0] = f[:, pad:]
         for idx in range(d.n):
             j, pj = order[:, idx], p_seq[:, idx]
             cost = d.w[j][:, None] * (d.a + d.s[j, gpus][:, None] + t[None, :])
             cand = flat[base - pj[:, None]] + (cost - pi[j][:, None])
             cur = f[:, pad:]
-            better = cand < cur
-            take[idx] = better
-            np.copyto(cur, cand, where=better)
-        values = np.minimum(0.0, f[:, pad:].min(axis=1))
-        return values, self._sets(f[:, pad:], take, gpus, keep)
+            np.copyto(cur, cand, where=cand < cur)
+            out[idx + 1] = cur
+        return out
 
-    def _sets(
-        self, f: np.ndarray, take: np.ndarray, gpus: np.ndarray, keep: int
+    def __call__(
+        self, pi: np.ndarray, keep: int = 3, gpus: np.ndarray | None = None
+    ) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:
+        """(per GPU of ``gpus`` (default all): min over job sets S of training load <=
+        ``horizon`` of c(S, m) - pi(S), 0 for the empty set; up to ``keep`` sets of negative
+        value per GPU, the best at distinct end times, as (GPU, jobs))."""
+        gpus = np.arange(self.data.m) if gpus is None else np.asarray(gpus, dtype=np.int64)
+        F = self.table(pi, gpus)
+        values = np.minimum(0.0, F[-1].min(axis=1))
+        ends = np.argsort(F[-1], axis=1, kind="stable")[:, :keep]
+        row, col = np.nonzero(np.take_along_axis(F[-1], ends, axis=1) < 0)
+        return values, self._trace(F, gpus, row, ends[row, col])
+
+    def _trace(
+        self, F: np.ndarray, gpus: np.ndarray, row: np.ndarray, state: np.ndarray
     ) -> list[tuple[int, np.ndarray]]:
-        """Trace back the ``keep`` best negative end states of every GPU, all at once."""
-        ends = np.argsort(f, axis=1, kind="stable")[:, :keep]
-        row, col = np.nonzero(np.take_along_axis(f, ends, axis=1) < 0)
-        state = ends[row, col]
+        """The sets reaching end states ``state`` of rows ``row``, traced back all at once (job
+        idx is in the set where F fell at idx)."""
         chosen = np.zeros((row.size, self.data.n), dtype=bool)
         for idx in range(self.data.n - 1, -1, -1):
-            hit = take[idx, row, state]
+            hit = F[idx + 1, row, state] < F[idx, row, state]
             chosen[hit, self.order[gpus[row[hit]], idx]] = True
             state = state - hit * self.p_seq[gpus[row], idx]
         return [(int(gpus[r]), np.flatnonzero(c)) for r, c in zip(row, chosen, strict=True)]
+
+    def enumerate(
+        self, pi: np.ndarray, slack: float, limit: int
+    ) -> list[tuple[int, np.ndarray]] | None:
+        """Every non-empty set S (as (GPU, jobs)) of training load <= ``horizon`` with
+        c(S, m) - pi(S) <= v_m + ``slack``, v_m = min(0, min_S (c(S, m) - pi(S))); None if there
+        are more than ``limit``. Backwards over the Smith order, a partial set is extended only
+        where F (the exact minimum over the jobs before) keeps it under the threshold, so every
+        partial set completes to at least one set listed."""
+        out: list[tuple[int, np.ndarray]] = []
+        for m in range(self.data.m):
+            F = self.table(pi, np.array([m]))[:, 0, :]
+            thr = min(0.0, float(F[-1].min())) + slack
+            found = self._enumerate_gpu(m, pi, F, thr, limit)
+            if found is None or len(out) + len(found) > limit:
+                return None
+            out += found
+        return out
+
+    def _enumerate_gpu(
+        self, m: int, pi: np.ndarray, F: np.ndarray, thr: float, limit: int
+    ) -> list[tuple[int, np.ndarray]] | None:
+        d = self.data
+        t = np.flatnonzero(F[-1] <= thr)  # end loads; acc = cost of the jobs decided so far
+        acc = np.zeros(t.size)
+        steps: list[tuple[np.ndarray, np.ndarray]] = []  # per idx (parent, included)
+        for idx in range(d.n - 1, -1, -1):
+            j, pj = int(self.order[m, idx]), int(self.p_seq[m, idx])
+            skip = np.flatnonzero(F[idx, t] + acc <= thr)
+            ok = t >= pj
+            gain = np.where(ok, d.w[j] * (d.a + d.s[j, m] + t) - pi[j], np.inf)
+            prev = np.where(ok, t - pj, 0)
+            inc = np.flatnonzero(ok & (F[idx, prev] + acc + gain <= thr))
+            parent = np.concatenate((skip, inc)).astype(np.int32)
+            if parent.size > limit:
+                return None
+            steps.append((parent, np.arange(parent.size) >= skip.size))
+            t = np.concatenate((t[skip], prev[inc]))
+            acc = np.concatenate((acc[skip], acc[inc] + gain[inc]))
+        chosen = np.zeros((t.size, d.n), dtype=bool)
+        ids = np.arange(t.size)
+        for idx, (parent, included) in zip(range(d.n), reversed(steps), strict=True):
+            chosen[included[ids], self.order[m, idx]] = True
+            ids = parent[ids]
+        return [(m, np.flatnonzero(c)) for c in chosen if c.any()]
 
 
 def price(
@@ -291,6 +342,8 @@ class CgResult:
     seconds: float
     assign: np.ndarray | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    pi: np.ndarray | None = None  # the dyadic multipliers of ``bound``
+    exact_bound: float | None = None  # the Lagrangian value at ``pi`` (exact, not rounded)
 
 
 def column_generation(
@@ -318,6 +371,7 @@ def column_generation(
         cols.add(data, int(np.argmin(data.p[j] + data.s[j])), np.array([j]))
     lp = MasterLP(data, threads, lp_extra)
     best, center, lp_value, it, converged = -math.inf, None, None, 0, False
+    best_pi = None
     spent = {"lp_seconds": 0.0, "pricing_seconds": 0.0}
     while time.perf_counter() < t_end:
         t1 = time.perf_counter()
@@ -337,7 +391,7 @@ def column_generation(
             pi = dyadic(a * center + (1 - a) * duals, data)
             value, found = lagrangian_bound(data, pi, keep, pricer=pricer)
             if value > best:
-                best, center = value, pi
+                best, center, best_pi = value, pi, pi
             for m, s in found:
                 reduced_cost = data.gpu_cost(m, s) - float(duals[s].sum()) - float(mu[m])
                 if reduced_cost < -1e-7 and cols.add(data, m, s):
@@ -352,7 +406,18 @@ def column_generation(
             break
     bound = None if best == -math.inf else math.ceil(best - 1e-9)
     info = {"columns": len(cols), **spent}
-    return CgResult(bound, lp_value, cols, it, converged, time.perf_counter() - t0, info=info)
+    seconds = time.perf_counter() - t0
+    return CgResult(
+        bound,
+        lp_value,
+        cols,
+        it,
+        converged,
+        seconds,
+        info=info,
+        pi=best_pi,
+        exact_bound=best if bound is not None else None,
+    )
 
 
 def master_assignment(
@@ -380,9 +445,110 @@ def master_assignment(
     return assign if np.all(assign >= 0) else None
 
 
+@dataclass
+class EnumResult:
+    """The set-partitioning MIP over every column of reduced cost within ``slack`` of its
+    GPU's minimum (:meth:`Pricer.enumerate`): a bound (scaled, integer), the best assignment
+    found, the number of columns and the MIP's status."""
+
+    bound: int | None
+    assign: np.ndarray | None
+    columns: int
+    slack: float
+    status: str
+    seconds: float
+
+
+def enumerated_master(
+    data: SumWC,
+    pi: np.ndarray,
+    lagrangian: float,
+    upper: float,
+    t_end: float,
+    *,
+    threads: int = 1,
+    limit: int = 120_000,
+    rounds: int = 3,
+) -> EnumResult:
+    """Reduced-cost enumeration then the exact MIP over the columns enumerated.
+
+    With L = ``lagrangian`` the (exact) Lagrangian value at the dyadic ``pi`` and v_m the
+    pricing minimum of GPU m, any schedule (one set S_m per GPU) costs
+    L + sum_m (rc_m(S_m) - v_m), every term >= 0. So every schedule of cost <= L + slack uses
+    only columns with rc_m(S) <= v_m + slack: enumerate them and solve the set-partitioning MIP
+    over them. A schedule not in that MIP costs > L + slack, i.e. >= floor(L + slack) + 1
+    (integer costs), so OPT >= min(MIP dual bound, floor(L + slack) + 1), whether the MIP
+    finished or not (infeasible: the second term alone). The slack is ``upper`` - 1 - L
+    (``upper`` the best known cost; then the second term is ``upper`` and the MIP decides
+    optimality), halved while there are more than ``limit`` columns; when the MIP finds a
+    cheaper schedule, again from its cost, ``rounds`` times at most. The largest bound is
+    returned with the cheapest schedule."""
+    t0 = time.perf_counter()
+    pricer = Pricer.of(data, load_horizon(data.p, data.s))
+    out = EnumResult(None, None, 0, 0.0, "not run", 0.0)
+    for _ in range(rounds):
+        slack = float(upper) - 1.0 - lagrangian
+        found = None
+        while slack >= 0 and time.perf_counter() < t_end:
+            found = pricer.enumerate(pi, slack, limit)
+            if found is not None:
+                break
+            slack = math.floor(slack / 2) if slack >= 1 else -1.0
+        if found is None:
+            out.status = "too many columns" if out.status == "not run" else out.status
+            break
+        bound, assign, count, status = _partition_mip(data, found, threads, t_end)
+        cap = math.floor(lagrangian + slack) + 1
+        bound = cap if status == "infeasible" or not count else bound
+        bound = None if bound is None else min(bound, cap)
+        if bound is not None and (out.bound is None or bound > out.bound):
+            out.bound, out.columns, out.slack, out.status = bound, count, slack, status
+        cost = None if assign is None else data.cost(assign)
+        if cost is None or cost >= upper:
+            break
+        out.assign, upper = assign, cost
+        if out.bound is not None and out.bound >= upper:
+            break
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _partition_mip(
+    data: SumWC, found: list[tuple[int, np.ndarray]], threads: int, t_end: float
+) -> tuple[int | None, np.ndarray | None, int, str]:
+    """The set-partitioning MIP over the columns ``found`` (HiGHS): (dual bound rounded up to
+    an integer when within 1e-6 of one, the assignment found, columns, status)."""
+    from dlsched.solvers.base import Status
+
+    cols = Columns()
+    for m, jobs in found:
+        cols.add(data, m, jobs)
+    if not len(cols):
+        return None, None, 0, "no column"
+    res = solve_matrix(
+        master(data, cols, integer=True),
+        SolveOptions(time_limit=None, threads=threads),
+        deadline=t_end,
+    )
+    if res.status == Status.INFEASIBLE:
+        return None, None, len(cols), "infeasible"
+    bound = None if res.bound is None else math.ceil(res.bound - 1e-6)
+    assign = None
+    if res.col_value is not None:
+        assign = np.full(data.n, -1, dtype=np.int64)
+        for k in np.flatnonzero(res.col_value > 0.5):
+            assign[cols.jobs[k]] = cols.gpu[k]
+        assign = assign if np.all(assign >= 0) else None
+    return bound, assign, len(cols), str(res.status)
+
+
 __all__ = [
     "CgResult",
     "Columns",
+    "EnumResult",
+    "MasterLP",
+    "Pricer",
+    "enumerated_master",
     "column_generation",
     "lagrangian_bound",
     "master_assignment",

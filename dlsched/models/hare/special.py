@@ -49,7 +49,7 @@ from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.cpsat import run_cpsat
 
-from .colgen import column_generation, master_assignment
+from .colgen import column_generation, enumerated_master, master_assignment
 from .common import RouteResult
 from .localsearch import SumWC, iterated_local_search, sum_wc_data
 from .localsearch import load_horizon as time_indexed_horizon
@@ -238,6 +238,9 @@ def solve_pairs_cpsat(
 #: Share of the time limit for the first local search (at most LS_SECONDS), for column
 #: generation, and for the restricted master with integer columns (at most MASTER_SECONDS).
 LS_SHARE, LS_SECONDS, CG_SHARE, MASTER_SHARE, MASTER_SECONDS = 0.05, 5.0, 0.6, 0.15, 60.0
+#: The reduced-cost enumeration and its MIP (:func:`colgen.enumerated_master`) end by this
+#: share of the limit; the exact model of stage 3 gets the rest.
+ENUM_END = 0.85
 
 
 @dataclass
@@ -372,7 +375,9 @@ def _colgen_stage(
     data: SumWC, best: _Best, t0: float, limit: float, options: SolveOptions, info: dict
 ) -> int | None:
     """Column generation (bound, scaled) then the integer restricted master and a short local
-    search from it (schedules offered to ``best``); details into ``info``."""
+    search from it, then the MIP over the columns of small reduced cost
+    (:func:`colgen.enumerated_master`, a bound beyond the LP's and a schedule): schedules
+    offered to ``best``, the largest bound returned; details into ``info``."""
     t_cg = t0 + (LS_SHARE + CG_SHARE) * limit
     cg = column_generation(
         data,
@@ -406,7 +411,26 @@ def _colgen_stage(
             "local search from the restricted master",
         )
     info["master_seconds"] = time.perf_counter() - t1
-    return cg.bound
+    if cg.bound is None or cg.pi is None or cg.exact_bound is None or cg.bound >= best.cost:
+        return cg.bound
+    enum = enumerated_master(
+        data,
+        cg.pi,
+        cg.exact_bound,
+        best.cost,
+        t0 + ENUM_END * limit,
+        threads=options.threads,
+    )
+    best.offer(data, enum.assign, "enumerated master (reduced-cost columns)")
+    info.update(
+        {
+            "enum_bound": None if enum.bound is None else enum.bound / data.unit,
+            "enum_columns": enum.columns,
+            "enum_status": enum.status,
+            "enum_seconds": enum.seconds,
+        }
+    )
+    return max(cg.bound, enum.bound) if enum.bound is not None else cg.bound
 
 
 __all__ = [
