@@ -13,7 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dlsched.models import MethodOptions, run_method
-from dlsched.models.hare.colgen import column_generation, dyadic, lagrangian_bound, price
+from dlsched.models.hare.colgen import (
+    Pricer,
+    column_generation,
+    dyadic,
+    enumerated_master,
+    lagrangian_bound,
+    price,
+)
 from dlsched.models.hare.generate import generate_unrelated
 from dlsched.models.hare.localsearch import (
     descend,
@@ -93,6 +100,72 @@ def test_pricing_is_the_minimum_over_all_job_sets(inst, seed):
         assert value == pytest.approx(min(0.0, brute), abs=1e-6)
         for s in sets:  # every returned set has the negative value it was priced at
             assert best_sequence(inst, m, tuple(s)) - float(pi[s].sum()) < 0
+
+
+@SETTINGS
+@given(tiny(max_jobs=6), st.integers(0, 2**31))
+def test_pricing_all_gpus_side_by_side_equals_one_gpu_at_a_time(inst, seed):
+    data = sum_wc_data(inst)
+    pi = dyadic(np.random.default_rng(seed).uniform(0, 2000, data.n), data)
+    pricer = Pricer.of(data, load_horizon(data.p, data.s))
+    values, found = pricer(pi, keep=2)
+    for m in range(data.m):
+        value, sets = price(data, m, pi, keep=2, horizon=load_horizon(data.p, data.s))
+        assert values[m] == value
+        assert sorted(s.tolist() for g, s in found if g == m) == sorted(s.tolist() for s in sets)
+
+
+def subsets_within(data, pricer, pi, slack):
+    """Brute force: every (GPU, non-empty set within the horizon) of reduced cost <= the
+    GPU's pricing minimum + slack."""
+    values, _ = pricer(pi)
+    return sorted(
+        (m, s)
+        for m in range(data.m)
+        for r in range(1, data.n + 1)
+        for s in itertools.combinations(range(data.n), r)
+        if data.p[list(s), m].sum() <= pricer.horizon
+        and data.gpu_cost(m, np.array(s)) - float(pi[list(s)].sum()) <= values[m] + slack
+    )
+
+
+@SETTINGS
+@given(tiny(max_jobs=6), st.integers(0, 2**31), st.floats(0, 3000))
+def test_enumeration_lists_exactly_the_columns_within_the_slack(inst, seed, slack):
+    data = sum_wc_data(inst)
+    pi = dyadic(np.random.default_rng(seed).uniform(0, 2000, data.n), data)
+    pricer = Pricer.of(data, load_horizon(data.p, data.s))
+    got = pricer.enumerate(pi, slack, limit=10**6)
+    assert sorted((m, tuple(s.tolist())) for m, s in got) == subsets_within(data, pricer, pi, slack)
+    expected = len(subsets_within(data, pricer, pi, slack))
+    if expected > 1:  # over the limit: None, never a partial list
+        assert pricer.enumerate(pi, slack, limit=expected - 1) is None
+
+
+@SETTINGS
+@given(tiny(max_jobs=5), st.integers(0, 2**31), st.integers(0, 40))
+def test_enumerated_master_bound_holds_for_any_multipliers_and_upper_value(inst, seed, extra):
+    """The bound of the MIP over the enumerated columns is never above the brute-force optimum,
+    whatever the multipliers (random, far from the LP duals) and the claimed upper value (even
+    one below the optimum); with a true upper value it proves the optimum or finds a cheaper
+    schedule."""
+    import time
+
+    data = sum_wc_data(inst)
+    opt, _ = brute_force(inst)
+    horizon = load_horizon(data.p, data.s)
+    rng = np.random.default_rng(seed)
+    for pi in (np.zeros(data.n), rng.uniform(0, 3000, data.n), rng.normal(0, 500, data.n)):
+        pi = dyadic(pi, data)
+        low, _ = lagrangian_bound(data, pi, horizon=horizon)
+        for upper in (opt - extra, opt + extra + 1):
+            res = enumerated_master(data, pi, low, upper, time.perf_counter() + 20)
+            if res.bound is not None:
+                assert res.bound <= opt + 1e-9
+            if res.assign is not None:
+                assert data.cost(res.assign) >= opt - 1e-9
+        res = enumerated_master(data, pi, low, opt + 1, time.perf_counter() + 20)
+        assert res.bound == opt  # the true optimum + 1 as upper value: a proof
 
 
 @SETTINGS

@@ -29,8 +29,12 @@ Two exact models of it are provided:
 Before either, :func:`solve_single_task` runs an iterated local search on assignments
 (:mod:`localsearch`) and column generation over single-GPU Smith schedules (:mod:`colgen`),
 whose Lagrangian bound is certified at every iteration and often meets the incumbent (a proof
-without a MILP); the integer restricted master gives another schedule. The best schedule of any
-stage is returned, with the larger of the valid bounds.
+without a MILP); the integer restricted master gives another schedule. Then every column whose
+reduced cost is within (incumbent - 1 - Lagrangian bound) of its GPU's pricing minimum is
+enumerated and the set-partitioning MIP over them is solved (:func:`colgen.enumerated_master`):
+every cheaper schedule uses only those columns, so the MIP either finds it or proves the
+incumbent optimal. The best schedule of any stage is returned, with the larger of the valid
+bounds.
 """
 
 from __future__ import annotations
@@ -266,6 +270,8 @@ def solve_single_task(
     2. column generation (:mod:`colgen`, exact data only): a Lagrangian bound at every
        iteration, stopping when it meets the incumbent (proof) or converges; then the
        restricted master with integer columns as a schedule, polished by the local search;
+       then the MIP over the enumerated columns of small reduced cost, until ENUM_END of the
+       limit (a bound beyond the LP's and a schedule);
     3. if not proven: an exact model in the time left (``auto``: the time-indexed MILP when it
        has at most MAX_TIME_INDEXED_COLUMNS columns, else more local search), its bound and
        schedule merged with the stages' (the larger bound; both are valid).
