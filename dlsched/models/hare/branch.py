@@ -25,7 +25,9 @@ on idle GPUs. A node whose bound reaches the incumbent is cut.
 every GPU free no later, every job's release and partial round finish no later, and no higher
 cost of finished jobs, every completion of the other can be replayed from it at no higher
 cost; the other is cut. Free times and releases are raised to the current start (nothing can
-start earlier any more), which makes more prefixes comparable. (b) Equal starts in a row are
+start earlier any more), and a partial round's latest finish to the alone end of the round
+(every completion finishes the round no earlier, so its barrier is unchanged), which makes
+more prefixes comparable. (b) Equal starts in a row are
 placed in one order only (lower (job, GPU) first): the other order places the first task no
 later and the second at the same start. (c) A task put on GPU m at s while another job's next
 task could train entirely in the idle time before s on m (and its sync there is no longer than
@@ -41,7 +43,7 @@ used.
 
 from __future__ import annotations
 
-import itertools
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -60,8 +62,8 @@ MAX_ROUND_TASKS = 4
 #: Entries of the bound's cache (per job, round position and GPU availability) before it
 #: is emptied.
 CACHE_SIZE = 2_000_000
-#: A common multiple of 1 .. MAX_ROUND_TASKS: the queue bound's costs times it are integers.
-SCALE = 12
+#: Taken off the queue bound's float sum before it is rounded up to an integer.
+FLOAT_SLACK = 1e-6
 
 
 @dataclass(frozen=True)
@@ -81,21 +83,19 @@ def applicable(instance: HareInstance) -> bool:
     return all(j.tasks_per_round <= MAX_ROUND_TASKS for j in instance.jobs)
 
 
-def _splits(tc: tuple[int, ...], ts: tuple[int, ...], k: int) -> list[tuple[tuple[int, int], ...]]:
-    """Every way to put k interchangeable tasks on the GPUs: ((GPU, c tc + ts), ...) for the
-    GPUs that get c >= 1 of them (they run one after the other there)."""
-    out = []
-    for combo in itertools.combinations_with_replacement(range(len(tc)), k):
-        counts = {m: combo.count(m) for m in set(combo)}
-        out.append(tuple((m, c * tc[m] + ts[m]) for m, c in sorted(counts.items())))
-    return out
+def _slots(tc: tuple[int, ...], ts: tuple[int, ...], k: int) -> list[tuple[int, int]]:
+    """The places of up to k interchangeable tasks: (GPU m, c tc_m + ts_m) for c = 1 .. k,
+    the finish of the c-th of them run one after the other on m, counted from m's free time."""
+    return [(m, c * tc[m] + ts[m]) for m in range(len(tc)) for c in range(1, k + 1)]
 
 
-def _best_end(splits: list[tuple[tuple[int, int], ...]], avail: Sequence[int]) -> int:
-    """The earliest the last of the tasks can finish, GPU m free from avail[m]."""
-    if len(splits[0]) == 1 and len(splits) == len(avail):  # one task: the best GPU
-        return min(a + split[0][1] for a, split in zip(avail, splits, strict=True))
-    return min(max(avail[m] + v for m, v in split) for split in splits)
+def _best_end(slots: list[tuple[int, int]], avail: Sequence[int], k: int) -> int:
+    """The earliest the last of k tasks can finish, GPU m free from avail[m]: the k-th
+    smallest place. The k smallest places take a prefix 1 .. c_m on every GPU (its places
+    grow with c), so they are a split of the k tasks over the GPUs, and none ends later."""
+    if k == 1:
+        return min([avail[m] + v for m, v in slots])
+    return sorted([avail[m] + v for m, v in slots])[k - 1]
 
 
 class _Search:
@@ -107,12 +107,14 @@ class _Search:
         self.rounds = [j.rounds for j in instance.jobs]
         self.total = [j.rounds * j.tasks_per_round for j in instance.jobs]
         self.tc, self.ts, self.w = d.tc, d.ts, d.weight
-        self.splits = [
-            [_splits(d.tc[n], d.ts[n], k) for k in range(self.size[n] + 1)]
+        self.slots = [
+            [_slots(d.tc[n], d.ts[n], k) for k in range(self.size[n] + 1)]
             for n in range(self.n_jobs)
         ]
         zero = [0] * self.n_gpus
-        self.rho = [_best_end(self.splits[n][self.size[n]], zero) for n in range(self.n_jobs)]
+        self.rho = [
+            _best_end(self.slots[n][self.size[n]], zero, self.size[n]) for n in range(self.n_jobs)
+        ]
         self.fmin = [
             min(a + b for a, b in zip(d.tc[n], d.ts[n], strict=True)) for n in range(self.n_jobs)
         ]
@@ -124,6 +126,9 @@ class _Search:
         self.twin = [
             next(k for k in range(m) if cols[k] == cols[m]) if cols[m] in cols[:m] else -1
             for m in range(self.n_gpus)
+        ]
+        self.by_training = [
+            sorted((row[m], n) for n, row in enumerate(d.tc)) for m in range(self.n_gpus)
         ]
         self.best = upper
         self.moves: list[tuple[int, int, int]] = []
@@ -160,7 +165,9 @@ class _Search:
             key = (n, k, avail)
             end = cache.get(key)
             if end is None:
-                end = cache[key] = _best_end(self.splits[n][self.size[n] - k], avail)
+                end = cache[key] = _best_end(
+                    self.slots[n][self.size[n] - k], avail, self.size[n] - k
+                )
             if pm[n] > end:
                 end = pm[n]
             out.append((n, end, (self.rounds[n] - r - 1) * self.rho[n]))
@@ -171,29 +178,67 @@ class _Search:
     def queue_bound(
         self, counts: list[int], free: list[int], rel: list[int], jobs: list[tuple[int, int, int]]
     ) -> int:
-        """The alone bound with the GPUs' queues. Every task left in the current rounds is the
-        p-th task (from 0) started on some GPU m from now on, so it starts at or after free_m +
-        p delta_m (delta_m the shortest training on m among the unfinished jobs), and no two
-        tasks take the same place. Job n, with k tasks left in its round, ends no earlier than
-        the latest of their finishes plus its later rounds (and than its alone bound), hence
-        no earlier than the mean over the k of max(alone bound, finish + later rounds): each
-        task carries w_n / k of it. The cheapest assignment of tasks to places (scipy's
-        linear_sum_assignment, costs times :data:`SCALE` to stay integral) bounds the sum of
-        w_n C_n of the unfinished jobs."""
-        rows = []
-        for n, e, t in jobs:
-            k = self.size[n] - counts[n] % self.size[n]
-            rows += [(n, e, t, SCALE // k, rel[n])] * k
-        idx, end, tail, share, release = np.array(rows, dtype=np.int64).T
+        """The alone bound with the GPUs' queues. Every task left (all rounds) is the p-th task
+        (from 0) started on some GPU m from now on, no two tasks in the same place, so it
+        starts at or after free_m plus the p shortest trainings on m among the tasks left
+        (:meth:`_ahead`: the p tasks before it on m are tasks left, each holding m for its
+        training), and at or after its round's release: rel_n for the current round, e_n +
+        i rho_n for the i-th round after it (from 0; e_n the alone end of the current round,
+        each round at least rho_n). Job n ends no earlier than its alone bound e_n + t_n, and
+        than each of its tasks' finish plus the rounds after that task's at rho_n each; hence
+        no earlier than the mean over its K_n tasks left of the larger of the two: each task
+        carries w_n / K_n of it. The cheapest assignment of tasks to places (scipy's
+        linear_sum_assignment, float costs) bounds the sum of w_n C_n of the unfinished jobs;
+        the scaled objective is an integer, so the bound is rounded up after taking off
+        :data:`FLOAT_SLACK` (far above the rounding error of sums of a few hundred terms)."""
+        rows, (release, tail, floor, weight) = self._rows(counts, rel, jobs)
         q = len(rows)
-        delta = self.tc_np[idx].min(axis=0)  # (M,)
-        starts = np.asarray(free)[:, None] + delta[:, None] * np.arange(q)[None, :]  # (M, q)
+        starts = np.asarray(free)[:, None] + self._ahead(counts, q)  # (M, q)
         starts = np.maximum(starts[None, :, :], release[:, None, None])
-        fin = starts + self.tcs_np[idx][:, :, None] + tail[:, None, None]
-        weight = (self.w_np[idx] * share)[:, None, None]
-        cost = (np.maximum(fin, (end + tail)[:, None, None]) * weight).reshape(q, -1)
+        fin = starts + (self.tcs_np[rows] + tail[:, None])[:, :, None]
+        cost = (np.maximum(fin, floor[:, None, None]) * weight[:, None, None]).reshape(q, -1)
         r, c = linear_sum_assignment(cost)
-        return -(-int(cost[r, c].sum()) // SCALE)
+        return math.ceil(float(cost[r, c].sum()) - FLOAT_SLACK)
+
+    def _rows(
+        self, counts: list[int], rel: list[int], jobs: list[tuple[int, int, int]]
+    ) -> tuple[list[int], np.ndarray]:
+        """Per task left: its job; and (4, tasks): round release, later rounds at rho_n, job's
+        alone bound and w_n / K_n (:meth:`queue_bound`)."""
+        rows: list[int] = []
+        release: list[int] = []
+        tail: list[int] = []
+        floor: list[int] = []
+        weight: list[float] = []
+        for n, e, t in jobs:
+            size, rho = self.size[n], self.rho[n]
+            k = size - counts[n] % size
+            left = self.total[n] - counts[n]
+            rows += [n] * left
+            floor += [e + t] * left
+            weight += [self.w[n] / left] * left
+            release += [rel[n]] * k
+            tail += [t] * k
+            for i in range((left - k) // size):
+                release += [e + i * rho] * size
+                tail += [t - (i + 1) * rho] * size
+        return rows, np.array([release, tail, floor, weight])
+
+    def _ahead(self, counts: list[int], q: int) -> np.ndarray:
+        """(M, q): column p, row m: the sum of the p shortest trainings on m among every task
+        left (all rounds of the unfinished jobs), a lower bound on the GPU time taken on m by
+        the p tasks started there before the p-th (counted from 0)."""
+        out = []
+        for order in self.by_training:
+            row, acc, need = [0], 0, q - 1
+            for tc, n in order:
+                c = min(self.total[n] - counts[n], need)
+                row += range(acc + tc, acc + tc * c + 1, tc)
+                acc, need = acc + tc * c, need - c
+                if not need:
+                    break
+            out.append(row)
+        return np.array(out, dtype=np.int64)
 
     def dominated(self, counts: list[int], vec: tuple[int, ...], cost: int) -> bool:
         """Dominance (a) against the prefixes kept for the same counts; keeps ``vec`` if not.
@@ -225,7 +270,7 @@ class _Search:
             self.stopped = True
         if self.stopped or cost + self.queue_bound(counts, free, rel, jobs) >= self.best:
             return
-        if self.dominated(counts, (*free, *rel, *pm), cost):
+        if self.dominated(counts, (*free, *rel, *self._barriers(jobs)), cost):
             return
         kids = []
         for n, m, s in self._children(counts, free, rel, tau, last):
@@ -246,6 +291,15 @@ class _Search:
             self.moves.append((n, m, s))
             self.run(c2, f2, r2, p2, cost2, s, (n, m), alone)
             self.moves.pop()
+
+    def _barriers(self, jobs: list[tuple[int, int, int]]) -> list[int]:
+        """Per job, the alone end of its current round (0 if done): a lower bound on its
+        barrier whatever the rest of the schedule, so it stands for the partial round's
+        latest finish in dominance (a)."""
+        ends = [0] * self.n_jobs
+        for n, e, _ in jobs:
+            ends[n] = e
+        return ends
 
     def _children(self, counts, free, rel, tau, last):  # type: ignore[no-untyped-def]
         kids = []
