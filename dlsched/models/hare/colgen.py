@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,7 +119,13 @@ class MasterLP:
 
         self.data, self.size = data, 0
         self.h = highspy.Highs()
-        settings = {"output_flag": False, "threads": int(threads), **(extra or {})}
+        settings = {  # primal simplex: appended columns leave the last basis primal feasible
+            "output_flag": False,
+            "threads": int(threads),
+            "presolve": "off",
+            "simplex_strategy": 4,
+            **(extra or {}),
+        }
         for key, value in settings.items():
             self.h.setOptionValue(key, value)
         rows = data.n + data.m
@@ -198,11 +205,12 @@ class Pricer:
         most = int(p_seq.sum(axis=1).max())
         return Pricer(data, most if horizon is None else min(most, horizon), order, p_seq)
 
-    def table(self, pi: np.ndarray, gpus: np.ndarray) -> np.ndarray:
-        """F[idx, r, t]: min of c(S, m) - pi(S) over sets S of the first idx jobs of GPU m =
-        ``gpus[r]`` (Smith order) with training load exactly t (inf if none). Including job j
-        last ends its training at t, costing w_j (a + s_jm + t) - pi_j on top of F at t - p_jm;
-        the GPUs' DPs run side by side."""
+    def _dp(self, pi: np.ndarray, gpus: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The DP over the Smith order of every GPU of ``gpus`` side by side: after job idx,
+        yields (where it was taken, the live values f[r, t]): the min of c(S, m) - pi(S) over
+        sets S of the first idx + 1 jobs of GPU m = ``gpus[r]`` with training load exactly t
+        (inf if none). Including job j last ends its training at t, costing
+        w_j (a + s_jm + t) - pi_j on top of f at t - p_jm."""
         d, H = self.data, self.horizon
         order, p_seq = self.order[gpus], self.p_seq[gpus]
         k, pad = len(gpus), int(p_seq.max())
@@ -211,16 +219,23 @@ class Pricer:
         f[:, pad] = 0.0
         flat = f.reshape(-1)
         base = (np.arange(k) * (pad + H + 1) + pad)[:, None] + t[None, :]
-        out = np.empty((d.n + 1, k, H + 1))
-        out[0] = f[:, pad:]
+        cur = f[:, pad:]
         for idx in range(d.n):
             j, pj = order[:, idx], p_seq[:, idx]
             cost = d.w[j][:, None] * (d.a + d.s[j, gpus][:, None] + t[None, :])
             cand = flat[base - pj[:, None]] + (cost - pi[j][:, None])
-            cur = f[:, pad:]
-            np.copyto(cur, cand, where=cand < cur)
-            out[idx + 1] = cur
-        return out
+            better = cand < cur
+            np.copyto(cur, cand, where=better)
+            yield better, cur
+
+    def table(self, pi: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+        """F[idx, r, t]: the DP values (:meth:`_dp`) after the first idx jobs (F[0]: 0 at
+        t = 0, else inf)."""
+        F = np.full((self.data.n + 1, len(gpus), self.horizon + 1), np.inf)
+        F[0, :, 0] = 0.0
+        for idx, (_, cur) in enumerate(self._dp(pi, gpus)):
+            F[idx + 1] = cur
+        return F
 
     def __call__(
         self, pi: np.ndarray, keep: int = 3, gpus: np.ndarray | None = None
@@ -229,20 +244,23 @@ class Pricer:
         ``horizon`` of c(S, m) - pi(S), 0 for the empty set; up to ``keep`` sets of negative
         value per GPU, the best at distinct end times, as (GPU, jobs))."""
         gpus = np.arange(self.data.m) if gpus is None else np.asarray(gpus, dtype=np.int64)
-        F = self.table(pi, gpus)
-        values = np.minimum(0.0, F[-1].min(axis=1))
-        ends = np.argsort(F[-1], axis=1, kind="stable")[:, :keep]
-        row, col = np.nonzero(np.take_along_axis(F[-1], ends, axis=1) < 0)
-        return values, self._trace(F, gpus, row, ends[row, col])
+        take = np.zeros((self.data.n, len(gpus), self.horizon + 1), dtype=bool)
+        last = np.zeros(0)
+        for idx, (better, cur) in enumerate(self._dp(pi, gpus)):
+            take[idx], last = better, cur
+        values = np.minimum(0.0, last.min(axis=1))
+        ends = np.argsort(last, axis=1, kind="stable")[:, :keep]
+        row, col = np.nonzero(np.take_along_axis(last, ends, axis=1) < 0)
+        return values, self._trace(take, gpus, row, ends[row, col])
 
     def _trace(
-        self, F: np.ndarray, gpus: np.ndarray, row: np.ndarray, state: np.ndarray
+        self, take: np.ndarray, gpus: np.ndarray, row: np.ndarray, state: np.ndarray
     ) -> list[tuple[int, np.ndarray]]:
-        """The sets reaching end states ``state`` of rows ``row``, traced back all at once (job
-        idx is in the set where F fell at idx)."""
+        """The sets reaching end states ``state`` of rows ``row``, traced back all at once
+        (``take[idx]``: where job idx improved the DP)."""
         chosen = np.zeros((row.size, self.data.n), dtype=bool)
         for idx in range(self.data.n - 1, -1, -1):
-            hit = F[idx + 1, row, state] < F[idx, row, state]
+            hit = take[idx, row, state]
             chosen[hit, self.order[gpus[row[hit]], idx]] = True
             state = state - hit * self.p_seq[gpus[row], idx]
         return [(int(gpus[r]), np.flatnonzero(c)) for r, c in zip(row, chosen, strict=True)]

@@ -409,7 +409,7 @@ def _colgen_stage(
     t_master = t1 + min(MASTER_SHARE * limit, MASTER_SECONDS)
     found = master_assignment(data, cg.columns, best.assign, t_master, options.threads)
     best.offer(data, found, "restricted master (integer columns)")
-    if found is not None:
+    if found is not None and (cg.bound is None or cg.bound < best.cost):  # not yet proven
         polish = min(LS_SECONDS, LS_SHARE * limit)
         best.offer(
             data,
