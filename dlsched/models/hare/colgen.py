@@ -164,7 +164,9 @@ class MasterLP:
         optimality by ``t_end``."""
         import highspy
 
-        self.h.setOptionValue("time_limit", max(0.01, t_end - time.perf_counter()))
+        # HiGHS's time limit is on its run clock, which adds up over the runs of one instance
+        left = max(0.01, t_end - time.perf_counter())
+        self.h.setOptionValue("time_limit", self.h.getRunTime() + left)
         self.h.run()
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
