@@ -140,6 +140,7 @@ class _Search:
         self.deadline = deadline
         self.nodes = 0
         self.cache: dict[tuple[int, int, tuple[int, ...]], int] = {}
+        self.by_counts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int]] = {}
         self.stopped = False
 
     def bound(self, counts: list[int], free: list[int], rel: list[int], pm: list[int]) -> int:
@@ -191,21 +192,29 @@ class _Search:
         linear_sum_assignment, float costs) bounds the sum of w_n C_n of the unfinished jobs;
         the scaled objective is an integer, so the bound is rounded up after taking off
         :data:`FLOAT_SLACK` (far above the rounding error of sums of a few hundred terms)."""
-        rows, (release, tail, floor, weight) = self._rows(counts, rel, jobs)
-        q = len(rows)
-        starts = np.asarray(free)[:, None] + self._ahead(counts, q)  # (M, q)
-        starts = np.maximum(starts[None, :, :], release[:, None, None])
-        fin = starts + (self.tcs_np[rows] + tail[:, None])[:, :, None]
+        key = tuple(counts)
+        fixed = self.by_counts.get(key)
+        if fixed is None:
+            fixed = self.by_counts[key] = self._fixed(counts)
+        ahead, busy, q = fixed
+        release, tail, floor, weight = self._rows(counts, rel, jobs)
+        starts = np.maximum((np.asarray(free)[:, None] + ahead)[None, :, :], release[:, None, None])
+        fin = starts + (busy + tail[:, None])[:, :, None]
         cost = (np.maximum(fin, floor[:, None, None]) * weight[:, None, None]).reshape(q, -1)
         r, c = linear_sum_assignment(cost)
         return math.ceil(float(cost[r, c].sum()) - FLOAT_SLACK)
 
+    def _fixed(self, counts: list[int]) -> tuple[np.ndarray, np.ndarray, int]:
+        """What :meth:`queue_bound` needs of the task counts alone: :meth:`_ahead`, each task
+        left's training plus sync per GPU (tasks in :meth:`_rows`' order), their number."""
+        rows = [n for n in range(self.n_jobs) for _ in range(self.total[n] - counts[n])]
+        return self._ahead(counts, len(rows)), self.tcs_np[rows], len(rows)
+
     def _rows(
         self, counts: list[int], rel: list[int], jobs: list[tuple[int, int, int]]
-    ) -> tuple[list[int], np.ndarray]:
-        """Per task left: its job; and (4, tasks): round release, later rounds at rho_n, job's
-        alone bound and w_n / K_n (:meth:`queue_bound`)."""
-        rows: list[int] = []
+    ) -> np.ndarray:
+        """(4, tasks left, job by job): round release, later rounds at rho_n, job's alone
+        bound and w_n / K_n (:meth:`queue_bound`)."""
         release: list[int] = []
         tail: list[int] = []
         floor: list[int] = []
@@ -214,7 +223,6 @@ class _Search:
             size, rho = self.size[n], self.rho[n]
             k = size - counts[n] % size
             left = self.total[n] - counts[n]
-            rows += [n] * left
             floor += [e + t] * left
             weight += [self.w[n] / left] * left
             release += [rel[n]] * k
@@ -222,7 +230,7 @@ class _Search:
             for i in range((left - k) // size):
                 release += [e + i * rho] * size
                 tail += [t - (i + 1) * rho] * size
-        return rows, np.array([release, tail, floor, weight])
+        return np.array([release, tail, floor, weight])
 
     def _ahead(self, counts: list[int], q: int) -> np.ndarray:
         """(M, q): column p, row m: the sum of the p shortest trainings on m among every task
