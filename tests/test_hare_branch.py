@@ -152,3 +152,49 @@ def test_route_keeps_its_time_limit_when_the_search_does_not_end():
     assert out.wall_time < 3.0 + 1.0
     assert out.bound is not None and out.bound <= out.objective
     assert out.details["branch_proven"] is False
+
+
+def _bounds_along(inst: HareInstance, schedule) -> tuple[int, list[int]]:
+    """The scaled cost of ``schedule`` (tasks re-placed in order of start, as the search
+    does) and cost + queue bound at each of its proper prefixes."""
+    from dlsched.models.hare.branch import _Search
+
+    d = scale_data(inst)
+    search = _Search(inst, d, 10**12, None)
+    state = ([0] * inst.num_jobs, [0] * inst.num_gpus, list(d.arrival), [0] * inst.num_jobs, 0)
+    moves = sorted((round(e.start * d.time_scale), e.job, e.gpu) for e in schedule.entries)
+    seen = []
+    for s, n, m in moves:
+        counts, free, rel, pm, cost = state
+        alone = search.alone(counts, free, rel, pm)
+        seen.append(cost + search.queue_bound(counts, free, rel, alone))
+        state = search._place(n, m, s, counts, free, rel, pm, cost)
+    return state[-1], seen
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(st.lists(JOB, min_size=1, max_size=3), st.integers(1, 2))
+def test_queue_bound_never_exceeds_an_optimal_completion(jobs, gpus):
+    # every prefix of an optimal schedule (brute force) has a bound at most the optimum
+    inst = _tiny(jobs, gpus)
+    assume(inst.num_tasks <= 5)
+    d = scale_data(inst)
+    got = branch_and_bound(inst, d, upper=10**9)
+    optimum = brute_force(inst)
+    assert got.objective == pytest.approx(optimum * d.time_scale * d.weight_scale)
+    total, bounds = _bounds_along(inst, got.schedule)
+    assert total == got.objective
+    assert max(bounds) <= total
+
+
+@pytest.mark.parametrize("seed", [3, 5, 8])
+def test_queue_bound_along_a_cpsat_optimum_on_four_distinct_gpus(seed):
+    inst = generate(4, 4, seed, rounds=(1, 2), tasks=(1, 3))  # 9-12 tasks
+    d = scale_data(inst)
+    cpsat = solve_exact(inst, SolveOptions(time_limit=20), strategy=Strategy(0.0, 2, "cp-sat"))
+    assert cpsat.certified().status == Status.OPTIMAL
+    got = branch_and_bound(inst, d, upper=10**12)
+    assert got.objective == round(cpsat.objective * d.time_scale * d.weight_scale)
+    total, bounds = _bounds_along(inst, got.schedule)
+    assert total == got.objective and max(bounds) <= total
+    assert bounds[0] > 0  # the root bound says something

@@ -19,7 +19,9 @@ non-decreasing in every finish). An optimal schedule is therefore among the leav
 completion of that job alone: the rest of its current round on GPUs free from max(free_m,
 release), its tasks split over the GPUs in the best way (tasks of the round on one GPU run one
 after the other), then each further round at least ``rho_n``, the shortest round of the job
-on idle GPUs. A node whose bound reaches the incumbent is cut.
+on idle GPUs; at each node, the stronger queue bound (:meth:`_Search.queue_bound`): every
+task left takes a distinct place in some GPU's queue, behind the shortest trainings left on
+that GPU, and is costed by an assignment. A node whose bound reaches the incumbent is cut.
 
 **Dominance (exact, no loss).** (a) Two prefixes with the same task counts per job: if one has
 every GPU free no later, every job's release and partial round finish no later, and no higher
