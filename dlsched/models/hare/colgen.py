@@ -26,8 +26,13 @@ multiple of 2^-k below 2^52 (float64 sums of such numbers are exact). At converg
 of negative reduced cost at the LP duals) the bound equals the set-partitioning LP optimum.
 
 Dual smoothing (Wentges 1997): pricing at alpha * (best multipliers) + (1 - alpha) * (LP
-duals); when that finds no column improving the master LP, pricing at the LP duals alone.
-The restricted master solved with integer lambda (HiGHS) then gives a schedule.
+duals), alpha = 0.9 by default (it reached convergence or a higher bound sooner than 0.5 and
+0.8 on the 4 x 80, 16 x 200, 20 x 200 and 4 x 200 instances tried); when that finds no column
+improving the master LP, pricing at the LP duals alone. The master LP is kept in one HiGHS
+instance (:class:`MasterLP`, warm started by primal simplex) and pricing runs the DP of every
+GPU side by side (:class:`Pricer`). The restricted master solved with integer lambda (HiGHS)
+then gives a schedule; :func:`enumerated_master` goes beyond the LP bound with the columns of
+small reduced cost.
 """
 
 from __future__ import annotations
@@ -372,7 +377,7 @@ def column_generation(
     t_end: float,
     *,
     upper: float | None = None,
-    alpha: float = 0.5,
+    alpha: float = 0.9,
     keep: int = 3,
     threads: int = 1,
     lp_extra: dict[str, Any] | None = None,
