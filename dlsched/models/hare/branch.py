@@ -142,7 +142,7 @@ class _Search:
         self.deadline = deadline
         self.nodes = 0
         self.cache: dict[tuple[int, int, tuple[int, ...]], int] = {}
-        self.by_counts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int]] = {}
+        self.by_counts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int, int]] = {}
         self.stopped = False
 
     def bound(self, counts: list[int], free: list[int], rel: list[int], pm: list[int]) -> int:
@@ -198,7 +198,7 @@ class _Search:
         fixed = self.by_counts.get(key)
         if fixed is None:
             fixed = self.by_counts[key] = self._fixed(counts)
-        ahead, busy, q = fixed
+        ahead, busy, q, _ = fixed
         release, tail, floor, weight = self._rows(counts, rel, jobs)
         starts = np.maximum((np.asarray(free)[:, None] + ahead)[None, :, :], release[:, None, None])
         fin = starts + (busy + tail[:, None])[:, :, None]
@@ -206,11 +206,13 @@ class _Search:
         r, c = linear_sum_assignment(cost)
         return math.ceil(float(cost[r, c].sum()) - FLOAT_SLACK)
 
-    def _fixed(self, counts: list[int]) -> tuple[np.ndarray, np.ndarray, int]:
-        """What :meth:`queue_bound` needs of the task counts alone: :meth:`_ahead`, each task
-        left's training plus sync per GPU (tasks in :meth:`_rows`' order), their number."""
+    def _fixed(self, counts: list[int]) -> tuple[np.ndarray, np.ndarray, int, int]:
+        """What the search needs of the task counts alone: :meth:`_ahead`, each task left's
+        training plus sync per GPU (tasks in :meth:`_rows`' order), their number, and the
+        weight of the unfinished jobs."""
         rows = [n for n in range(self.n_jobs) for _ in range(self.total[n] - counts[n])]
-        return self._ahead(counts, len(rows)), self.tcs_np[rows], len(rows)
+        weight = sum(w for w, c, t in zip(self.w, counts, self.total, strict=True) if c < t)
+        return self._ahead(counts, len(rows)), self.tcs_np[rows], len(rows), weight
 
     def _rows(
         self, counts: list[int], rel: list[int], jobs: list[tuple[int, int, int]]
@@ -251,7 +253,8 @@ class _Search:
         return np.array(out, dtype=np.int64)
 
     def dominated(self, counts: list[int], vec: tuple[int, ...], cost: int) -> bool:
-        """Dominance (a) against the prefixes kept for the same counts; keeps ``vec`` if not.
+        """Dominance (a) against the prefixes kept for the same counts; keeps ``vec`` if not
+        (called after :meth:`queue_bound`, which fills ``by_counts``).
         A prefix later by at most delta in every time and cheaper by delta times the weight of
         the unfinished jobs dominates too (replay the other's completion delta later)."""
         key = tuple(counts)
@@ -260,7 +263,7 @@ class _Search:
         if front is None:
             self.seen[key] = v[None, :]
             return False
-        weight = sum(w for w, c, t in zip(self.w, counts, self.total, strict=True) if c < t)
+        weight = self.by_counts[key][3]
         times, costs = front[:, :-1], front[:, -1]
         late = np.maximum((times - v[:-1]).max(axis=1), 0)
         if (costs + late * weight <= cost).any():
