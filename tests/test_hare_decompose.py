@@ -3,15 +3,24 @@ it when groups of jobs do not interact, and the CP-SAT route that uses them stay
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_hare_exact import brute_force, tiny_instances
 
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import generate
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.cpsat import best_hint, solve_cpsat_native
-from dlsched.models.hare.decompose import arrival_blocks, sub_instance, subset_bound
+from dlsched.models.hare.decompose import (
+    arrival_blocks,
+    best_partition,
+    segment_spans,
+    sub_instance,
+    subset_bound,
+)
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.pipeline import SUBSET_MIN_TASKS, Strategy, solve_exact
 from dlsched.solvers import SolveOptions, Status
@@ -134,3 +143,52 @@ def test_one_block_gives_no_bound():
     inst = generate(2, 2, 0)
     sb = subset_bound(inst, OPTS, block_tasks=100)
     assert sb.bound == 0.0 and sb.partition == () and sb.schedule is None
+
+
+def test_segments_include_pairs_of_large_blocks_but_never_everything():
+    # four single-job blocks of 20, 12, 16, 12 tasks (the few-jobs shape of the benchmark)
+    spans = segment_spans([20, 12, 16, 12], max_tasks=30, pair_tasks=40)
+    assert (0, 2) in spans and (1, 3) in spans and (2, 4) in spans  # pairs of 32 and 28 tasks
+    assert (0, 3) not in spans and (1, 4) not in spans and (0, 4) not in spans
+    assert (0, 2) not in segment_spans([20, 12, 16, 12], max_tasks=30, pair_tasks=30)
+    sizes = [sum([20, 12, 16, 12][i:j]) for i, j in spans]
+    assert sizes == sorted(sizes)  # smallest first
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(st.integers(1, 6), st.data())
+def test_best_partition_is_the_best_of_every_partition(k, data):
+    spans = [(i, j) for i in range(k) for j in range(i + 1, k + 1)]
+    chosen = data.draw(st.lists(st.sampled_from(spans), unique=True))
+    bounds = {s: float(data.draw(st.integers(0, 50))) for s in chosen}
+    best = None
+    for cuts in itertools.product([False, True], repeat=k - 1):  # every composition of 0..k-1
+        edges = [0] + [i + 1 for i, c in enumerate(cuts) if c] + [k]
+        parts = list(itertools.pairwise(edges))
+        if all(p in bounds for p in parts):
+            value = sum(bounds[p] for p in parts)
+            best = value if best is None else max(best, value)
+    got = best_partition(k, bounds)
+    if best is None:
+        assert got is None
+    else:
+        assert got is not None and sum(bounds[p] for p in got) == best
+        assert [a for a, _ in got] + [k] == [0] + [b for _, b in got]  # consecutive, covering
+
+
+@settings(
+    max_examples=15, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(tiny_instances(max_tasks=4, max_gpus=2))
+def test_each_segment_is_bounded_by_its_parts_and_by_its_optimum(inst):
+    sb = subset_bound(inst, OPTS, block_tasks=1, max_tasks=4, pair_tasks=0)
+    blocks = arrival_blocks(inst, 1)
+    solved = {s.blocks: s for s in sb.segments}
+    for (i, j), seg in solved.items():
+        assert seg.bound <= brute_force(sub_instance(inst, seg.jobs)) + 1e-9
+        if j - i < 2:
+            continue
+        inner = {(a - i, b - i): s.bound for (a, b), s in solved.items() if i <= a and b <= j}
+        parts = best_partition(j - i, inner)
+        assert parts is not None and len(blocks) >= j
+        assert seg.bound >= sum(inner[p] for p in parts) - 1e-9

@@ -96,68 +96,37 @@ def arrival_blocks(instance: HareInstance, block_tasks: int) -> list[tuple[int, 
     return blocks
 
 
-def subset_bound(
-    instance: HareInstance,
-    options: SolveOptions,
-    *,
-    block_tasks: int = 10,
-    max_tasks: int = 30,
-) -> SubsetBound:
-    """The job-subset bound of the module docstring within ``options.time_limit`` (shared by
-    the segments, small ones first)."""
-    from dlsched.errors import InfeasibleSolutionError
-    from dlsched.models.hare.check import check_schedule
+def segment_spans(sizes: list[int], max_tasks: int, pair_tasks: int) -> list[tuple[int, int]]:
+    """The segments (first block, one past the last) to solve, smallest first: every single
+    block, every run of consecutive blocks with at most ``max_tasks`` tasks, and every pair of
+    consecutive blocks with at most ``pair_tasks`` (a block may be one job larger than a block,
+    e.g. a data-parallel job of 20 tasks: its pairs would never be tried otherwise); never all
+    of them."""
+    k = len(sizes)
 
-    from .cpsat import best_hint, solve_cpsat_native
+    def wanted(i: int, j: int) -> bool:
+        tasks = sum(sizes[i:j])
+        return j - i == 1 or tasks <= max_tasks or (j - i == 2 and tasks <= pair_tasks)
 
-    t0 = time.perf_counter()
-    blocks = arrival_blocks(instance, block_tasks)
-    sizes = [_tasks(instance, b) for b in blocks]
-    k = len(blocks)
-    if k < 2:  # one block is the whole instance: nothing to decompose
-        return SubsetBound(0.0, (), (), time.perf_counter() - t0)
     spans = [
-        (i, j)
-        for i in range(k)
-        for j in range(i + 1, k + 1)
-        if (j - i == 1 or sum(sizes[i:j]) <= max_tasks) and (i, j) != (0, k)
+        (i, j) for i in range(k) for j in range(i + 1, k + 1) if wanted(i, j) and (i, j) != (0, k)
     ]
-    spans.sort(key=lambda s: (sum(sizes[s[0] : s[1]]), s))
-    solved: dict[tuple[int, int], tuple[Segment, TaskSchedule | None]] = {}
-    for idx, (i, j) in enumerate(spans):
-        jobs = tuple(sorted(n for b in blocks[i:j] for n in b))
-        sub = sub_instance(instance, jobs)
-        left = None
-        if options.time_limit is not None:
-            left = options.time_limit - (time.perf_counter() - t0)
-            if left <= 0.05:
-                break
-            left = max(0.05, left / (len(spans) - idx) * (2.0 if j - i > 1 else 1.0))
-            left = min(left, options.time_limit - (time.perf_counter() - t0))
-        s0 = time.perf_counter()
-        res = solve_cpsat_native(sub, replace(options, time_limit=left), best_hint(sub)[1])
-        cert = certify(res.objective, res.proof, instance=sub.name, route="subset-bound")
-        seg = Segment(
-            (i, j),
-            jobs,
-            sum(sizes[i:j]),
-            str(cert.status),
-            res.objective,
-            0.0 if cert.bound is None else float(cert.bound),  # a proven bound, never more
-            time.perf_counter() - s0,
-        )
-        solved[(i, j)] = (seg, res.schedule)
-    # best partition of blocks 0..k-1 into solved segments (longest path)
+    return sorted(spans, key=lambda s: (sum(sizes[s[0] : s[1]]), s))
+
+
+def best_partition(k: int, bounds: dict[tuple[int, int], float]) -> list[tuple[int, int]] | None:
+    """The partition of blocks 0..k-1 into solved segments with the largest sum of bounds
+    (a longest path over the blocks); None if some block is not covered."""
     best: list[float] = [0.0] + [-math.inf] * k
     back: list[tuple[int, int] | None] = [None] * (k + 1)
     for j in range(1, k + 1):
         for i in range(j):
-            if (i, j) in solved and best[i] > -math.inf:
-                v = best[i] + solved[(i, j)][0].bound
+            if (i, j) in bounds and best[i] > -math.inf:
+                v = best[i] + bounds[(i, j)]
                 if v > best[j]:
                     best[j], back[j] = v, (i, j)
-    if best[k] == -math.inf:  # some single block was not reached within the time limit
-        return SubsetBound(0.0, (), tuple(s for s, _ in solved.values()), time.perf_counter() - t0)
+    if best[k] == -math.inf:
+        return None
     parts: list[tuple[int, int]] = []
     j = k
     while j > 0:
@@ -165,24 +134,128 @@ def subset_bound(
         assert span is not None
         parts.append(span)
         j = span[0]
-    parts.reverse()
+    return parts[::-1]
+
+
+def subset_bound(
+    instance: HareInstance,
+    options: SolveOptions,
+    *,
+    block_tasks: int = 10,
+    max_tasks: int = 30,
+    pair_tasks: int = 40,
+) -> SubsetBound:
+    """The job-subset bound of the module docstring within ``options.time_limit`` (shared by
+    the segments, small ones first); segments: :func:`segment_spans`."""
+    t0 = time.perf_counter()
+    blocks = arrival_blocks(instance, block_tasks)
+    sizes = [_tasks(instance, b) for b in blocks]
+    k = len(blocks)
+    if k < 2:  # one block is the whole instance: nothing to decompose
+        return SubsetBound(0.0, (), (), time.perf_counter() - t0)
+    spans = segment_spans(sizes, max_tasks, pair_tasks)
+    solved: dict[tuple[int, int], tuple[Segment, TaskSchedule | None]] = {}
+    for idx, (i, j) in enumerate(spans):
+        left = None
+        if options.time_limit is not None:
+            left = options.time_limit - (time.perf_counter() - t0)
+            if left <= 0.05:
+                break
+            left = max(0.05, left / (len(spans) - idx) * (2.0 if j - i > 1 else 1.0))
+            left = min(left, options.time_limit - (time.perf_counter() - t0))
+        solved[(i, j)] = _solve_segment(
+            instance, blocks, (i, j), solved, replace(options, time_limit=left)
+        )
+    parts = best_partition(k, {span: seg.bound for span, (seg, _) in solved.items()})
+    if parts is None:  # some single block was not reached within the time limit
+        return SubsetBound(0.0, (), tuple(s for s, _ in solved.values()), time.perf_counter() - t0)
     partition = tuple(solved[p][0] for p in parts)
     schedule = _merge(instance, [(solved[p][0].jobs, solved[p][1]) for p in parts])
-    if schedule is not None:
-        try:
-            check_schedule(instance, schedule)
-        except InfeasibleSolutionError:  # the segments collide: list-schedule in their order
-            from .rounding import list_schedule
-
-            order = [e.task for e in sorted(schedule.entries, key=lambda e: (e.start, e.task))]
-            schedule = list_schedule(instance, order, "earliest-finish")
     return SubsetBound(
         sum(s.bound for s in partition),
         partition,
         tuple(s for s, _ in solved.values()),
         time.perf_counter() - t0,
-        schedule,
+        _repaired(instance, schedule),
     )
+
+
+def _solve_segment(
+    instance: HareInstance,
+    blocks: list[tuple[int, ...]],
+    span: tuple[int, int],
+    solved: dict[tuple[int, int], tuple[Segment, TaskSchedule | None]],
+    options: SolveOptions,
+) -> tuple[Segment, TaskSchedule | None]:
+    """One segment by the CP-SAT route, told what the segments inside it proved: the best
+    partition of its blocks into solved segments bounds it (stated in the model as its lower
+    bound, each part's bound on its jobs' sum), and their schedules put together are a hint
+    when better than the quick ones. Its bound is never below that partition's."""
+    from .cpsat import PriorBounds, _scaled_bound, best_hint, solve_cpsat_native
+    from .scaling import scale_data, scaled_objective
+
+    i, j = span
+    jobs = tuple(sorted(n for b in blocks[i:j] for n in b))
+    sub = sub_instance(instance, jobs)
+    local = {n: x for x, n in enumerate(jobs)}
+    inner = {(a - i, b - i): seg_sched for (a, b), seg_sched in solved.items() if i <= a and b <= j}
+    parts = (
+        best_partition(j - i, {s: seg.bound for s, (seg, _) in inner.items()}) if inner else None
+    )
+    hint = best_hint(sub)[1]
+    prior = None
+    if parts is not None and len(parts) > 1:
+        d = scale_data(sub)
+        unit = d.time_scale * d.weight_scale
+        segs = [inner[p][0] for p in parts]
+        partial = tuple(
+            (tuple(local[n] for n in s.jobs), _scaled_bound(s.bound, unit))
+            for s in segs
+            if s.bound > 0
+        )
+        prior = PriorBounds(_scaled_bound(sum(s.bound for s in segs), unit), partial)
+        merged = _repaired(
+            sub,
+            _merge(
+                sub,
+                [
+                    (tuple(local[n] for n in s.jobs), inner[p][1])
+                    for s, p in zip(segs, parts, strict=True)
+                ],
+            ),
+        )
+        if merged is not None and scaled_objective(d, sub, merged) < scaled_objective(d, sub, hint):
+            hint = merged
+    s0 = time.perf_counter()
+    res = solve_cpsat_native(sub, options, hint, prior=prior)
+    cert = certify(res.objective, res.proof, instance=sub.name, route="subset-bound")
+    seg = Segment(
+        span,
+        jobs,
+        sub.num_tasks,
+        str(cert.status),
+        res.objective,
+        0.0 if cert.bound is None else float(cert.bound),  # a proven bound, never more
+        time.perf_counter() - s0,
+    )
+    return seg, res.schedule
+
+
+def _repaired(instance: HareInstance, schedule: TaskSchedule | None) -> TaskSchedule | None:
+    """A merged schedule, or when its segments collide, a list schedule in its order."""
+    from dlsched.errors import InfeasibleSolutionError
+    from dlsched.models.hare.check import check_schedule
+
+    if schedule is None:
+        return None
+    try:
+        check_schedule(instance, schedule)
+    except InfeasibleSolutionError:  # the segments collide: list-schedule in their order
+        from .rounding import list_schedule
+
+        order = [e.task for e in sorted(schedule.entries, key=lambda e: (e.start, e.task))]
+        schedule = list_schedule(instance, order, "earliest-finish")
+    return schedule
 
 
 def _merge(
@@ -198,4 +271,12 @@ def _merge(
     return TaskSchedule.from_items(items)
 
 
-__all__ = ["Segment", "SubsetBound", "arrival_blocks", "sub_instance", "subset_bound"]
+__all__ = [
+    "Segment",
+    "SubsetBound",
+    "arrival_blocks",
+    "best_partition",
+    "segment_spans",
+    "sub_instance",
+    "subset_bound",
+]
