@@ -64,8 +64,10 @@ MAX_ROUND_TASKS = 4
 #: Entries of the bound's cache (per job, round position and GPU availability) before it
 #: is emptied.
 CACHE_SIZE = 2_000_000
-#: Taken off the queue bound's float sum before it is rounded up to an integer.
-FLOAT_SLACK = 1e-6
+#: The queue bound's float sum, times 1 + this, is taken off before it is rounded up to an
+#: integer: far above the rounding error of its terms (entries within a few ulps, a few hundred
+#: of them summed) at every magnitude.
+FLOAT_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -192,8 +194,8 @@ class _Search:
         no earlier than the mean over its K_n tasks left of the larger of the two: each task
         carries w_n / K_n of it. The cheapest assignment of tasks to places (scipy's
         linear_sum_assignment, float costs) bounds the sum of w_n C_n of the unfinished jobs;
-        the scaled objective is an integer, so the bound is rounded up after taking off
-        :data:`FLOAT_SLACK` (far above the rounding error of sums of a few hundred terms)."""
+        the scaled objective is an integer, so the bound is rounded up after taking off a
+        relative :data:`FLOAT_SLACK`."""
         key = tuple(counts)
         fixed = self.by_counts.get(key)
         if fixed is None:
@@ -204,7 +206,8 @@ class _Search:
         fin = starts + (busy + tail[:, None])[:, :, None]
         cost = (np.maximum(fin, floor[:, None, None]) * weight[:, None, None]).reshape(q, -1)
         r, c = linear_sum_assignment(cost)
-        return math.ceil(float(cost[r, c].sum()) - FLOAT_SLACK)
+        total = float(cost[r, c].sum())
+        return math.ceil(total - FLOAT_SLACK * (1.0 + abs(total)))
 
     def _fixed(self, counts: list[int]) -> tuple[np.ndarray, np.ndarray, int, int]:
         """What the search needs of the task counts alone: :meth:`_ahead`, each task left's
