@@ -265,3 +265,23 @@ def test_generate_unrelated_distribution():
     assert all(1 <= j.weight <= 100 and float(j.weight).is_integer() for j in inst.jobs)
     assert inst.tc.min() >= 1 and inst.tc.max() <= 30 and not inst.ts.any()
     assert generate_unrelated(50, 3, 0) == inst
+
+
+def test_enumerated_master_decides_when_presolve_fails():
+    """4 x 60 seed 1 with slack 7 above the converged Lagrangian value: the restricted MIP is
+    infeasible and HiGHS's presolve once returned a row-infeasible point as "optimal" (a solve
+    error, bound 0). The MIP is re-solved without presolve: the bound is at least the
+    column-generation bound, the slack's cap when infeasible, and below any schedule found."""
+    import time
+
+    data = sum_wc_data(generate_unrelated(60, 4, 1))
+    cg = column_generation(data, greedy(data), time.perf_counter() + 60)
+    assert cg.converged
+    upper = cg.bound + 8
+    res = enumerated_master(data, cg.pi, cg.exact_bound, upper, time.perf_counter() + 30)
+    assert res.status in ("optimal", "infeasible")
+    assert res.bound >= cg.bound
+    if res.status == "infeasible":
+        assert res.bound == upper
+    if res.assign is not None:
+        assert data.cost(res.assign) >= res.bound

@@ -550,13 +550,18 @@ def _partition_mip(
         cols.add(data, m, jobs)
     if not len(cols):
         return None, None, 0, "no column"
-    res = solve_matrix(
-        master(data, cols, integer=True),
-        SolveOptions(time_limit=None, threads=threads),
-        deadline=t_end,
-    )
+    model = master(data, cols, integer=True)
+    res = solve_matrix(model, SolveOptions(time_limit=None, threads=threads), deadline=t_end)
+    if res.status == Status.ERROR:  # HiGHS 1.13's presolve can return a row-infeasible point
+        res = solve_matrix(
+            model,
+            SolveOptions(time_limit=None, threads=threads, extra={"presolve": "off"}),
+            deadline=t_end,
+        )
     if res.status == Status.INFEASIBLE:
         return None, None, len(cols), "infeasible"
+    if res.status == Status.ERROR:
+        return None, None, len(cols), "error"
     bound = None if res.bound is None else math.ceil(res.bound - 1e-6)
     assign = None
     if res.col_value is not None:
