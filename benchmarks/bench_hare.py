@@ -142,6 +142,16 @@ UNRELATED_BEST: dict[str, tuple[float, str]] = {
         "unrelated-4x40-s2": 36126,
         "unrelated-4x40-s3": 40156,
         "unrelated-4x40-s4": 45652,
+        "unrelated-4x60-s0": 92813,
+        "unrelated-4x60-s2": 98798,
+        "unrelated-4x60-s3": 80762,
+        "unrelated-4x60-s4": 106884,
+        "unrelated-12x80-s0": 30581,
+        "unrelated-12x80-s1": 29035,
+        "unrelated-12x80-s2": 27301,
+        "unrelated-12x80-s3": 28239,
+        "unrelated-12x80-s4": 21388,
+        "unrelated-4x60-s1": 88780,
         "unrelated-4x80-s0": 158431,
         "unrelated-4x80-s1": 169683,
         "unrelated-4x80-s2": 176436,
@@ -184,9 +194,11 @@ UNRELATED_BEST: dict[str, tuple[float, str]] = {
 #: also at 120 s; the plain CP-SAT model only where it is informative (UNRELATED_PLAIN).
 UNRELATED_SIZES: dict[tuple[int, int], range] = {
     (4, 40): range(5),
+    (4, 60): range(5),
     (4, 80): range(5),
     (8, 60): range(5),
     (8, 100): range(5),
+    (12, 80): range(5),
     (12, 100): range(5),
     (20, 100): range(5),
     (16, 200): range(5),
@@ -285,7 +297,7 @@ def unrelated_lines(quick: bool, threads: int) -> list[str]:
     lines = [
         "\n## 6. R || sum w_j C_j at scale (issue 12)\n",
         "R || sum w_j C_j, p integer in [1, 30], w integer in [1, 100], all jobs at 0 "
-        "(`generate --param shape=unrelated`), seeds 0-4 at every size (40 instances at 60 s, "
+        "(`generate --param shape=unrelated`), seeds 0-4 at every size (50 instances at 60 s, "
         "then the 10 of 16 x 200 and 20 x 200 again at 120 s); the plain CP-SAT model "
         "(one optional interval per (job, GPU), NoOverlap per GPU, no hint) is run beside the "
         "exact route at 4 x 40 (the issue's reference), 8 x 60 and 8 x 100 only: at 20 x 200 "
@@ -430,10 +442,11 @@ def load_table(lim: float, threads: int) -> list[str]:
     lines += [
         "\n8 GPUs x 60 tasks against the load, exact-cpsat (default: pooled, job-subset bound, "
         f"LP bound; time limit {lim} s). Load = sum over tasks of the fastest training time / "
-        "(8 x arrival span).\n",
+        "(8 x arrival span). Machine load: the 1-minute load average before and after the row "
+        f"({os.cpu_count()} cores).\n",
         "| instance | load | tasks | status | objective | bound | gap | subset bound (s) "
-        "| LP bound | time (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| LP bound | time (s) | machine load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     few = next(  # few jobs, several rounds of several tasks (data-parallel jobs)
         replace(p, name=f"few-jobs-8gpu-60tasks-s{seed}")
@@ -450,6 +463,7 @@ def load_table(lim: float, threads: int) -> list[str]:
         work = sum(min(j.train_time) * j.rounds * j.tasks_per_round for j in inst.jobs) / (
             inst.num_gpus * max(span, 1e-9)
         )
+        before = os.getloadavg()[0]
         out = run_method(
             inst, "exact-cpsat", MethodOptions(SolveOptions(time_limit=lim, threads=threads))
         )
@@ -458,7 +472,8 @@ def load_table(lim: float, threads: int) -> list[str]:
             f"| {inst.name} | {work:.2f} | {inst.num_tasks} | {out.status} | "
             f"{fmt(out.objective)} | {fmt(out.bound)} | {fmt(out.gap, 4)} | "
             f"{fmt(dd.get('subset_bound'))} ({fmt(dd.get('subset_bound_seconds'), 1)}) | "
-            f"{fmt(dd.get('lp_bound'))} | {out.wall_time:.2f} |"
+            f"{fmt(dd.get('lp_bound'))} | {out.wall_time:.2f} | "
+            f"{before:.1f} / {os.getloadavg()[0]:.1f} |"
         )
         print(lines[-1], flush=True)
     return lines
