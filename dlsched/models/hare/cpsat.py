@@ -452,7 +452,7 @@ def solve_cpsat_native(
     if hint is not None and d.exact and use_upper:
         upper = scaled_objective(d, instance, hint)
         d = replace(d, horizon=max(d.horizon, math.ceil(_span(instance, hint) * d.time_scale)))
-    lb = _lp_stage(instance, d, upper, options, lp_options) if lp_bound and d.exact else None
+    lb = lp_stage(instance, d, upper, options, lp_options) if lp_bound and d.exact else None
     lower = max((v for v in (prior.lower, lb and lb.scaled) if v is not None), default=None)
     built = build_cpsat(
         instance,
@@ -486,9 +486,7 @@ def solve_cpsat_native(
         "num_workers": run.workers,
         "upper_from_hint": None if upper is None else upper / unit,
         "symmetry_classes": [c for c in built.gpu_classes if len(c) > 1],
-        "lp_bound": None if lb is None else lb.bound,
-        "lp_bound_grid": None if lb is None else lb.grid / d.time_scale,
-        "lp_bound_seconds": None if lb is None else lb.seconds,
+        **lp_info(lb, d, prior.info),
     }
     if run.infeasible and hint is None:
         raise ContradictionError(instance.name, "exact-cpsat", "every hare instance is feasible")
@@ -507,6 +505,17 @@ def solve_cpsat_native(
     return RouteResult(schedule, run.objective / unit, proof, info)
 
 
+def lp_info(lb: Any, d: ScaledData, earlier: dict[str, Any]) -> dict[str, Any]:
+    """What the LP stage reports: its bound, grid and time, or an earlier stage's (None)."""
+    if lb is None:
+        return {k: earlier.get(k) for k in ("lp_bound", "lp_bound_grid", "lp_bound_seconds")}
+    return {
+        "lp_bound": lb.bound,
+        "lp_bound_grid": lb.grid / d.time_scale,
+        "lp_bound_seconds": lb.seconds,
+    }
+
+
 def _span(instance: HareInstance, schedule: TaskSchedule) -> float:
     """The last finish (training + sync) of a schedule."""
     return max(
@@ -514,7 +523,7 @@ def _span(instance: HareInstance, schedule: TaskSchedule) -> float:
     )
 
 
-def _lp_stage(
+def lp_stage(
     instance: HareInstance,
     d: ScaledData,
     upper: int | None,

@@ -8,15 +8,21 @@ jobs, OPT >= OPT(S_1) + ... + OPT(S_k). A proven lower bound of OPT(S_i) may sta
 
 Which partition: jobs are sorted by arrival and cut into consecutive blocks of about
 ``block_tasks`` tasks; a *segment* is a run of consecutive blocks with at most ``max_tasks``
-tasks. Each segment is solved with the exact CP-SAT route (pooled, its own LP bound) under a
-share of the time budget, and its proven bound (the optimum when proven) is kept. The best
-partition into segments is a longest path over the blocks (dynamic programming), since every
-partition into segments is a partition of the jobs.
+tasks, or two consecutive blocks with at most ``pair_tasks`` (a block is one job when that job
+alone is larger than a block: with data-parallel jobs of 12-20 tasks, no run of two would
+otherwise fit in ``max_tasks``). Each segment is solved with the exact CP-SAT route (pooled,
+its own LP bound) under a share of the time budget, smallest first, and its proven bound (the
+optimum when proven) is kept. A segment's run is told what the smaller segments inside it
+proved: the best partition of its blocks into them bounds its optimum (the same argument), so
+that sum is stated in its model as a lower bound, each part's bound on its jobs' weighted
+completions, and their schedules put together are its hint when better than the quick ones.
+The best partition of the whole into segments is a longest path over the blocks (dynamic
+programming), since every partition into segments is a partition of the jobs.
 
 When the arrivals are spread (load below saturation), jobs of distant blocks barely interact
 and the bound meets the optimum: then the CP-SAT route stops as soon as its incumbent reaches it.
-On congested instances every job competes with every other and the bound is weaker than the
-time-indexed LP; the route takes the larger of the two.
+When every job competes with every other (all arrivals within a few rounds' time) the bound
+can be weaker than the time-indexed LP; the route takes the larger of the two.
 """
 
 from __future__ import annotations

@@ -7,14 +7,19 @@
    start (which may prove the instance by itself), then the search from the better of its and
    the hint's cost; when the search ends, its incumbent is proven optimal and returned. When its
    share of the time limit runs out, its best schedule becomes the hint of the next stages.
-2. Job subsets (:mod:`decompose`, above :data:`SUBSET_MIN_TASKS` tasks, at most 0.3 of the time
-   limit): groups of jobs by arrival solved exactly, their optima summed. The merged schedule
-   replaces the hint when better; if the hint meets the bound it is returned, proven, without a
-   search.
-3. Time-indexed LP bound, then CP-SAT with everything proved so far stated in the model
-   (:func:`cpsat.solve_cpsat_native`).
+2. Job subsets (:mod:`decompose`, above :data:`SUBSET_MIN_TASKS` tasks, at most
+   :data:`SUBSET_SHARE` of the time limit): groups of jobs by arrival solved exactly, their
+   optima summed. The merged schedule replaces the hint when better; if the hint meets the
+   bound it is returned, proven, without a search.
+2b. On the same instances: the time-indexed LP bound of stage 3 (its usual share), then a
+   large-neighbourhood search (:mod:`lns`, :data:`LNS_SHARE` of the time limit): windows of
+   jobs re-solved with the rest fixed; its schedule is the next hint (and is returned, proven,
+   if it meets the bound).
+3. Time-indexed LP bound (unless stage 2b ran it), then CP-SAT with everything proved so far
+   stated in the model (:func:`cpsat.solve_cpsat_native`).
 
-Imports go one way: pipeline -> decompose -> cpsat -> lowerbound, scaling; pipeline -> branch.
+Imports go one way: pipeline -> decompose, lns -> cpsat -> lowerbound, scaling;
+pipeline -> branch.
 """
 
 from __future__ import annotations
@@ -30,14 +35,20 @@ from dlsched.solvers.certify import Proof
 
 from .branch import MAX_ROUND_TASKS, branch_and_bound
 from .common import RouteResult
-from .cpsat import PriorBounds, _scaled_bound, solve_cpsat_native
+from .cpsat import PriorBounds, _scaled_bound, lp_info, lp_stage, solve_cpsat_native
 from .decompose import SubsetBound, subset_bound
+from .lns import improve
 from .scaling import objective_unit, scale_data, scaled_objective
 
 #: The job-subset stage runs above this many tasks: below it one segment (max_tasks = 30 in
 #: decompose.subset_bound) would be the whole instance, and its 0.3 share of the time limit
 #: delayed the proof on hetero-4gpu-6jobs (17 tasks).
 SUBSET_MIN_TASKS = 30
+#: Shares of the time limit of the subset stage (at most) and of the large-neighbourhood search
+#: (:mod:`lns`) that follows it on the same instances. On the congested 8 x 60 instance of
+#: benchmarks/READING_hare.md (span 40), side by side at 120 s: 1331.5 with the search, 1354.2
+#: without (CP-SAT alone after the LP); the final CP-SAT stage had not moved the bound there.
+SUBSET_SHARE, LNS_SHARE = 0.3, 0.45
 
 #: The branch and bound runs first up to this many tasks and GPUs. A choice, not a measured
 #: threshold: at 19-20 tasks on 4 GPUs it already needs 10-90 s on some instances
@@ -134,19 +145,62 @@ def _solve_exact(
     if not (subsets and d.exact and instance.num_tasks > min_tasks):
         skipped = PriorBounds(info={"subset_bound": None})  # the stage did not run
         return solve_cpsat_native(instance, options, hint, prior=skipped, **cpsat_options)
-    share = None if options.time_limit is None else 0.3 * options.time_limit
+    share = None if options.time_limit is None else SUBSET_SHARE * options.time_limit
     sub = subset_bound(instance, replace(options, time_limit=share), **kw)
     hint = _better(instance, hint, sub.schedule)
     prior = _prior(sub, d.time_scale * d.weight_scale)
-    if hint is not None and prior.lower is not None:
-        upper = scaled_objective(d, instance, hint)
-        if prior.lower >= upper:  # proven without a search (a bound above is a contradiction)
-            unit = d.time_scale * d.weight_scale
-            proof = Proof(bound=prior.lower / unit, unit=objective_unit(*_scales(d)))
-            return RouteResult(hint, upper / unit, proof, {**prior.info, "returned": "hint"})
+    done = _proven_hint(instance, d, hint, prior)
+    if done is not None:
+        return done
+    cpsat_options = dict(cpsat_options)
+    if cpsat_options.pop("lp_bound", True) and hint is not None:
+        prior = _with_lp(
+            instance, d, hint, prior, _rest(options, t0, strategy.workers), cpsat_options
+        )
+        cpsat_options["lp_bound"] = False  # done here, before the search moves the hint
+    if hint is not None and options.time_limit is not None and LNS_SHARE > 0:
+        got = improve(instance, hint, time.perf_counter() + LNS_SHARE * options.time_limit)
+        hint = got.schedule
+        lns_info = {"lns_steps": got.steps, "lns_improvements": got.improvements}
+        prior = replace(prior, info={**prior.info, **lns_info, "lns_seconds": got.seconds})
+        done = _proven_hint(instance, d, hint, prior)
+        if done is not None:
+            return done
     rest = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)
     opts = options if rest is None else replace(options, time_limit=max(rest, 0.01))
     return solve_cpsat_native(instance, opts, hint, prior=prior, **cpsat_options)
+
+
+def _with_lp(
+    instance: HareInstance,
+    d: Any,
+    hint: TaskSchedule,
+    prior: PriorBounds,
+    options: SolveOptions,
+    cpsat_options: dict[str, Any],
+) -> PriorBounds:
+    """Stage 3's time-indexed LP bound (:func:`cpsat.lp_stage`, its usual share of the time
+    left), run before the search: the prior bounds raised to it, and what it reports."""
+    lb = lp_stage(
+        instance, d, scaled_objective(d, instance, hint), options, cpsat_options.get("lp_options")
+    )
+    lower = prior.lower if lb is None else max(prior.lower or 0, lb.scaled)
+    return PriorBounds(lower, prior.partial, {**prior.info, **lp_info(lb, d, {})})
+
+
+def _proven_hint(
+    instance: HareInstance, d: Any, hint: TaskSchedule | None, prior: PriorBounds
+) -> RouteResult | None:
+    """The hint, proven optimal without a search, when it meets the proven lower bound (a
+    bound above it is a contradiction that certify() reports)."""
+    if hint is None or prior.lower is None:
+        return None
+    upper = scaled_objective(d, instance, hint)
+    if prior.lower < upper:
+        return None
+    unit = d.time_scale * d.weight_scale
+    proof = Proof(bound=prior.lower / unit, unit=objective_unit(*_scales(d)))
+    return RouteResult(hint, upper / unit, proof, {**prior.info, "returned": "hint"})
 
 
 def _rest(options: SolveOptions, t0: float, workers: int) -> SolveOptions:

@@ -1,0 +1,125 @@
+"""Large-neighbourhood search around the CP-SAT model: a better schedule before the final stage.
+
+Each step frees the tasks of a window of jobs consecutive in arrival order (as many as fit in
+``window_tasks`` tasks, at least one job; the first job of the window drawn at random with a
+fixed seed), keeps every other task on its GPU class at its start, and re-solves the model of
+:func:`cpsat.build_cpsat` for a few seconds with the current schedule as hint and its
+objective as upper bound. A better schedule replaces the current one. Every schedule it keeps
+satisfies the model, so it is feasible; the final stage checks it like any hint.
+
+Why windows by arrival: jobs that arrive together compete for the same GPUs, so moving them
+together is what a single-task move cannot do, and a window of about two dozen tasks is
+re-solved (often proven) in seconds. On random-8gpu-60tasks-span40-s102, 60 s from the best
+quick schedule (1465.4): this search 1326.9, the whole model with 8 workers 1347.1
+(benchmarks/READING_hare.md).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+
+from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.solution import TaskSchedule
+from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.cpsat import run_cpsat
+
+from .cpsat import add_hint, build_cpsat, canonical, colour_pools
+from .scaling import ScaledData, scale_data, scaled_objective
+
+#: Tasks freed per step, seconds per step, CP-SAT workers per step.
+WINDOW_TASKS, STEP_SECONDS, STEP_WORKERS = 24, 3.0, 2
+
+
+@dataclass(frozen=True)
+class LnsResult:
+    schedule: TaskSchedule
+    start_objective: int  # scaled units
+    objective: int  # scaled units, <= start_objective
+    steps: int
+    improvements: int
+    seconds: float
+
+
+def job_window(instance: HareInstance, first: int, window_tasks: int) -> set[int]:
+    """Jobs consecutive in arrival order from position ``first`` (wrapping never), as many as
+    fit in ``window_tasks`` tasks, at least one."""
+    order = sorted(range(instance.num_jobs), key=lambda n: (instance.jobs[n].arrival, n))
+    out: set[int] = set()
+    tasks = 0
+    for n in order[first:]:
+        size = instance.jobs[n].rounds * instance.jobs[n].tasks_per_round
+        if out and tasks + size > window_tasks:
+            break
+        out.add(n)
+        tasks += size
+    return out
+
+
+def reoptimize(
+    instance: HareInstance,
+    d: ScaledData,
+    schedule: TaskSchedule,
+    free: set[int],
+    options: SolveOptions,
+) -> tuple[TaskSchedule | None, bool]:
+    """The model with every task of a job outside ``free`` fixed to its class and start, and at
+    most the schedule's objective: its best schedule (None if it found none), and whether
+    CP-SAT proved that neighbourhood (optimal, or nothing at most as costly)."""
+    schedule = canonical(instance, schedule, [])  # the model orders the tasks of a round
+    built = build_cpsat(instance, d, upper=scaled_objective(d, instance, schedule))
+    add_hint(built, instance, schedule)
+    rep = {m: r for r, cls in built.pools.items() for m in cls}
+    for e in schedule.entries:
+        if e.job not in free:
+            built.model.add(built.start[e.task] == round(e.start * d.time_scale))
+            built.model.add(built.present[(e.task, rep.get(e.gpu, e.gpu))] == 1)
+    run = run_cpsat(built.model, options, label=f"lns on {instance.name}")
+    proven = run.proven_optimal or run.infeasible
+    if not run.has_solution:
+        return None, proven
+    items = [
+        (i, built.placed_on(i, run.value), run.value(built.start[i]) / d.time_scale)
+        for i in instance.tasks
+    ]
+    return TaskSchedule.from_items(colour_pools(instance, items, built.pools)), proven
+
+
+def improve(
+    instance: HareInstance,
+    schedule: TaskSchedule,
+    deadline: float,
+    *,
+    window_tasks: int = WINDOW_TASKS,
+    step_seconds: float = STEP_SECONDS,
+    workers: int = STEP_WORKERS,
+    seed: int = 0,
+) -> LnsResult:
+    """Steps of the module docstring until ``deadline`` (a ``time.perf_counter()`` value), or
+    until every window was proven without a gain since the last improvement (the schedule is
+    then optimal for each of them: more steps cannot help); exact data only."""
+    t0 = time.perf_counter()
+    d = scale_data(instance)
+    rng = random.Random(seed)
+    best = schedule
+    start = value = scaled_objective(d, instance, schedule)
+    steps = improvements = 0
+    windows = {frozenset(job_window(instance, f, window_tasks)) for f in range(instance.num_jobs)}
+    settled: set[frozenset[int]] = set()  # proven without a gain since the last improvement
+    while (left := deadline - time.perf_counter()) > 0.2 and settled != windows:
+        free = frozenset(job_window(instance, rng.randrange(instance.num_jobs), window_tasks))
+        opts = SolveOptions(
+            time_limit=min(step_seconds, left), seed=seed + steps, extra={"num_workers": workers}
+        )
+        got, proven = reoptimize(instance, d, best, set(free), opts)
+        steps += 1
+        if got is not None and (v := scaled_objective(d, instance, got)) < value:
+            best, value, improvements = got, v, improvements + 1
+            settled.clear()
+        elif proven:
+            settled.add(free)
+    return LnsResult(best, start, value, steps, improvements, time.perf_counter() - t0)
+
+
+__all__ = ["LnsResult", "improve", "job_window", "reoptimize"]

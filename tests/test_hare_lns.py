@@ -1,0 +1,72 @@
+"""The large-neighbourhood search of the hare exact route (dlsched.models.hare.lns): its windows,
+its fixed tasks consistent with the model, and steps that reach the brute-force optimum."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from strategies import hare_brute_force as brute_force
+from test_hare_decompose import small_jobs
+
+from dlsched.models.hare import generate
+from dlsched.models.hare.check import check_schedule
+from dlsched.models.hare.lns import improve, job_window, reoptimize
+from dlsched.models.hare.rounding import list_schedule
+from dlsched.models.hare.scaling import scale_data
+from dlsched.solvers import SolveOptions
+
+STEP = SolveOptions(time_limit=10, extra={"num_workers": 1})
+
+
+def _worst_order(inst):
+    """A poor but feasible schedule: the list schedule with the latest arrivals first."""
+    order = sorted(inst.tasks, key=lambda i: (-inst.jobs[i[0]].arrival, i[0], i[1], i[2]))
+    order.sort(key=lambda i: i[1])  # rounds in order
+    return list_schedule(inst, order, "earliest-available")
+
+
+def test_windows_are_consecutive_in_arrival_order_within_the_task_cap():
+    inst = generate(8, 4, 5, arrival_span=20.0)
+    order = sorted(range(inst.num_jobs), key=lambda n: (inst.jobs[n].arrival, n))
+    size = {n: inst.jobs[n].rounds * inst.jobs[n].tasks_per_round for n in order}
+    for first in range(inst.num_jobs):
+        for cap in (1, 5, 12):
+            w = job_window(inst, first, cap)
+            pos = sorted(order.index(n) for n in w)
+            assert pos[0] == first and pos == list(range(first, first + len(w)))
+            assert len(w) == 1 or sum(size[n] for n in w) <= cap
+            nxt = first + len(w)
+            if nxt < len(order):  # the next job would not have fitted
+                assert sum(size[n] for n in w) + size[order[nxt]] > cap
+
+
+def test_nothing_free_gives_back_the_same_objective():
+    # every task fixed where the schedule has it: the model must accept it (canonical order of
+    # the round's tasks, GPU classes) and can do nothing else
+    inst = generate(5, 4, 2, rounds=(1, 3), tasks=(1, 3))
+    sched = _worst_order(inst)
+    got, proven = reoptimize(inst, scale_data(inst), sched, set(), STEP)
+    assert got is not None and proven
+    assert check_schedule(inst, got).objective == pytest.approx(
+        check_schedule(inst, sched).objective, rel=1e-12
+    )
+
+
+@settings(
+    max_examples=8, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(small_jobs())
+def test_search_from_a_poor_schedule_reaches_the_optimum(inst):
+    sched = _worst_order(inst)
+    start = check_schedule(inst, sched).objective
+    # windows of every task: each step is the whole model, proven within its seconds
+    t0 = time.perf_counter()
+    got = improve(inst, sched, t0 + 30.0, window_tasks=100, step_seconds=5.0)
+    # one window (all jobs), proven: the search stops long before its deadline
+    assert time.perf_counter() - t0 < 15.0
+    value = check_schedule(inst, got.schedule).objective  # feasible, or the checker raises
+    assert value <= start + 1e-9
+    assert value == pytest.approx(brute_force(inst), rel=1e-9)
+    assert got.steps >= 1 and got.objective <= got.start_objective
