@@ -441,9 +441,9 @@ def load_table(lim: float, threads: int) -> list[str]:
     lines: list[str] = []
     lines += [
         "\n8 GPUs x 60 tasks against the load, exact-cpsat (default: pooled, job-subset bound, "
-        f"LP bound; time limit {lim} s). Load = sum over tasks of the fastest training time / "
-        "(8 x arrival span). Machine load: the 1-minute load average before and after the row "
-        f"({os.cpu_count()} cores).\n",
+        f"LP bound, large-neighbourhood search; time limit {lim} s). Load = sum over tasks of "
+        "the fastest training time / (8 x arrival span). Machine load: the 1-minute load "
+        f"average before and after the row ({os.cpu_count()} cores).\n",
         "| instance | load | tasks | status | objective | bound | gap | subset bound (s) "
         "| LP bound | time (s) | machine load |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
