@@ -70,3 +70,21 @@ def test_search_from_a_poor_schedule_reaches_the_optimum(inst):
     assert value <= start + 1e-9
     assert value == pytest.approx(brute_force(inst), rel=1e-9)
     assert got.steps >= 1 and got.objective <= got.start_objective
+
+
+def test_the_search_runs_only_on_a_wide_gap():
+    from dlsched.models.hare.cpsat import PriorBounds, best_hint
+    from dlsched.models.hare.pipeline import LNS_MIN_GAP, _wide_gap
+    from dlsched.models.hare.scaling import scaled_objective
+
+    inst = generate(5, 4, 2, rounds=(1, 3), tasks=(1, 3))
+    d = scale_data(inst)
+    hint = best_hint(inst)[1]
+    upper = scaled_objective(d, inst, hint)
+    assert _wide_gap(inst, d, hint, PriorBounds())  # nothing proven
+    assert not _wide_gap(inst, d, hint, PriorBounds(upper))  # the hint meets the bound
+    near = int(upper * (1 - LNS_MIN_GAP / 2))
+    far = int(upper * (1 - 2 * LNS_MIN_GAP))
+    assert not _wide_gap(inst, d, hint, PriorBounds(near))
+    assert _wide_gap(inst, d, hint, PriorBounds(far))
+    assert not _wide_gap(inst, d, None, PriorBounds())
