@@ -9,9 +9,8 @@ satisfies the model, so it is feasible; the final stage checks it like any hint.
 
 Why windows by arrival: jobs that arrive together compete for the same GPUs, so moving them
 together is what a single-task move cannot do, and a window of about two dozen tasks is
-re-solved (often proven) in seconds. On random-8gpu-60tasks-span40-s102, 60 s from the best
-quick schedule (1465.4): this search 1326.9, the whole model with 8 workers 1347.1
-(benchmarks/READING_hare.md).
+re-solved (often proven) in seconds. Measured against the whole model in the same time in
+benchmarks/READING_hare.md (section 2, third table).
 """
 
 from __future__ import annotations

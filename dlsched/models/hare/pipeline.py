@@ -46,13 +46,13 @@ from .scaling import objective_unit, scale_data, scaled_objective
 #: delayed the proof on hetero-4gpu-6jobs (17 tasks).
 SUBSET_MIN_TASKS = 30
 #: Shares of the time limit of the subset stage (at most) and of the large-neighbourhood search
-#: (:mod:`lns`) that follows it on the same instances. On the congested 8 x 60 instance of
-#: benchmarks/READING_hare.md (span 40), side by side at 120 s: 1331.5 with the search, 1354.2
-#: without (CP-SAT alone after the LP); the final CP-SAT stage had not moved the bound there.
+#: (:mod:`lns`) that follows it on the same instances: on the congested span-40 instance of
+#: benchmarks/READING_hare.md (section 2, third table) the search gave a better schedule than
+#: the final CP-SAT stage in the same time, and that stage had not moved the bound there.
 SUBSET_SHARE, LNS_SHARE = 0.3, 0.45
-#: The search runs only when the hint is more than this fraction above the bound: on
-#: span80-s354 (hint near the bound) the route reached 1697.2 with it and 1694.2 without, and
-#: the final CP-SAT stage is what proves the spread instances.
+#: The search runs only when the hint is more than this fraction above the bound: near the
+#: bound (span80-s354 there) the final CP-SAT stage did slightly better without it, and it is
+#: what proves the spread instances. A choice from two single runs, not a tuned threshold.
 LNS_MIN_GAP = 0.02
 
 #: The branch and bound runs first up to this many tasks and GPUs. A choice, not a measured
