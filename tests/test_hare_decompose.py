@@ -216,3 +216,21 @@ def test_each_segment_is_bounded_by_its_parts_and_by_its_optimum(inst):
         assert parts is not None
         assert seg.bound >= sum(inner[p] for p in parts) - 1e-9
     assert sb.bound <= brute_force(inst) + 1e-9
+
+
+def test_the_route_runs_the_lp_stage_once_and_only_when_asked():
+    jobs = (
+        HareJob("a", 0.0, 2.0, 1, 3, (2.0, 1.0, 1.5), (0.5, 0.3, 0.2)),
+        HareJob("b", 0.5, 1.0, 2, 1, (1.0, 2.5, 1.0), (0.1, 0.0, 0.4)),
+        HareJob("c", 0.5, 3.0, 1, 2, (1.5, 1.0, 2.0), (0.0, 0.2, 0.1)),
+        HareJob("d", 1.0, 1.0, 2, 1, (1.0, 0.5, 1.0), (0.3, 0.1, 0.0)),
+    )
+    inst = HareInstance("near", ("g0", "g1", "g2"), jobs)  # the subset bound is not tight
+    small = {"block_tasks": 3, "max_tasks": 5, "min_tasks": 0}
+    cpsat_only = Strategy(0.0, 1, "the subset stage, no branch and bound")
+    on = solve_exact(inst, OPTS, None, subset_options=small, strategy=cpsat_only)
+    off = solve_exact(inst, OPTS, None, subset_options=small, strategy=cpsat_only, lp_bound=False)
+    assert on.info["lp_bound"] is not None and off.info["lp_bound"] is None
+    assert on.info["lp_bound"] <= on.objective + 1e-9
+    assert on.certified().status == off.certified().status == Status.OPTIMAL
+    assert on.objective == pytest.approx(off.objective, rel=1e-9)

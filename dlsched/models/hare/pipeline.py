@@ -158,7 +158,7 @@ def _solve_exact(
     if done is not None:
         return done
     cpsat_options = dict(cpsat_options)
-    if cpsat_options.pop("lp_bound", True) and hint is not None:
+    if cpsat_options.get("lp_bound", True) and hint is not None:
         prior = _with_lp(
             instance, d, hint, prior, _rest(options, t0, strategy.workers), cpsat_options
         )
