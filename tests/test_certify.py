@@ -136,7 +136,7 @@ def test_a_time_limited_milp_incumbent_is_decoded_and_checked():
     """The MILP's completion variables need not be tight at a time limit: the checker's value
     is reported, the solver's kept in the details (it bounds the checked one from above)."""
     inst = load("hare/hetero-4gpu-6jobs")
-    out = run_method(inst, "exact-milp", MethodOptions(SolveOptions(time_limit=3)))
+    out = run_method(inst, "exact-milp", MethodOptions(SolveOptions(time_limit=6)))
     assert out.objective is not None and out.status in (Status.TIME_LIMIT, Status.OPTIMAL)
     assert out.bound is not None and out.bound <= out.objective
     claimed = out.details.get("claimed_objective")
