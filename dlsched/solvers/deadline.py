@@ -47,6 +47,16 @@ def _wait(recv: Any, seconds: float, label: str) -> bool:
             )
 
 
+def _stop_highs_workers() -> None:
+    """A forked child inherits HiGHS's global task scheduler without its worker threads: once
+    HiGHS ran multi-threaded in this process, a MIP in the child crawled (the R||sum wC route's
+    time-indexed stage after column generation: the 60 s limit instead of a proof in 10 s).
+    Stopping the workers before the fork lets both processes start them anew."""
+    highspy = sys.modules.get("highspy")
+    if highspy is not None:
+        highspy.Highs.resetGlobalScheduler(True)
+
+
 def call_with_deadline(
     fn: Callable[..., T], *args: Any, seconds: float | None, label: str = "solving"
 ) -> T | None:
@@ -55,6 +65,7 @@ def call_with_deadline(
     line on stderr."""
     if seconds is None:
         return fn(*args)
+    _stop_highs_workers()
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)

@@ -353,18 +353,12 @@ def _exact_stage(
     """Stage 3 in a child process killed at the deadline (plus the solvers' grace): HiGHS sets
     up a MIP of a few hundred thousand columns for longer than its own time limit, before it
     first checks the clock. None when it did not finish."""
-    import highspy
-
     from dlsched.solvers.deadline import GRACE, call_with_deadline
 
     solve = solve_time_indexed if stage == "time-indexed" else solve_pairs_cpsat
     left = t_end - time.perf_counter()
     if left <= 0:
         return None
-    # A forked child inherits HiGHS's global task scheduler without its worker threads: after
-    # the column generation ran HiGHS here, the child's MILP crawled (4x40-s0: time limit at
-    # 60 s instead of a proof in 10 s). Stopping the workers first lets the child start anew.
-    highspy.Highs.resetGlobalScheduler(True)
     return call_with_deadline(
         solve, instance, options, start, t_end, seconds=left + GRACE, label=f"{stage} stage"
     )
