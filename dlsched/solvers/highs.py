@@ -316,7 +316,8 @@ def _result(h: Any, model: MatrixModel, wall: float) -> SolveResult:
     feasible = info.primal_solution_status == 2  # kSolutionStatusFeasible
     x = np.asarray(sol.col_value, dtype=float) if feasible else None
     row_dual, col_dual = _duals(model, sol)
-    bound = _bound(model, info, row_dual)
+    failed = {"kLoadError", "kModelError", "kPresolveError", "kSolveError", "kPostsolveError"}
+    bound = None if status.name in failed else _bound(model, info, row_dual)
     objective = float(info.objective_function_value) if feasible else None
     claimed = status == highspy.HighsModelStatus.kOptimal
     return SolveResult(
