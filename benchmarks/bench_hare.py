@@ -570,11 +570,8 @@ def main() -> None:
     tl = 20 if args.quick else 60
     if args.unrelated_only:  # with --out: replaces section 6 of an existing RESULTS file
         text = "\n".join(unrelated_lines(args.quick, args.threads)) + "\n"
-        if args.out:
-            old = Path(args.out).read_text(encoding="utf-8").split("\n## 6. ")[0]
-            note = "\n(Section 6 rerun alone with --unrelated-only, same machine.)\n"
-            with open(args.out, "w", encoding="utf-8") as fh:
-                fh.write(old.rstrip("\n") + "\n" + note + text)
+        if args.out:  # sections 7 and 8 after it are kept
+            _replace_section(args.out, 6, text)
         return  # the rows were printed as they came
     if args.load_only:
         print("\n".join(load_table(60 if args.quick else 120, args.threads)))
