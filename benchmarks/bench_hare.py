@@ -41,6 +41,7 @@ from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.relaxation import combinatorial_bound
 from dlsched.models.hare.rounding import algorithm1
 from dlsched.solvers import SolveOptions
+from dlsched.solvers.certify import Certificate
 
 
 def fmt(x, nd=2):
@@ -348,9 +349,6 @@ def hetero_instances(count: int) -> list[HareInstance]:
 def hetero_lines(quick: bool, threads: int) -> list[str]:
     """Section 7: time to proof of the exact route (strategy chosen by the route) beside the
     previous route (CP-SAT stages only, ``threads`` workers), same limit, same session."""
-    from dlsched.models.hare.cpsat import best_hint
-    from dlsched.models.hare.pipeline import Strategy, solve_exact
-
     limit = 30.0
     load1 = os.getloadavg()[0]
     lines = [
@@ -368,12 +366,7 @@ def hetero_lines(quick: bool, threads: int) -> list[str]:
     for inst in hetero_instances(4 if quick else 12):
         out = run_method(inst, "exact", MethodOptions(SolveOptions(limit, threads=threads)))
         t0 = time.perf_counter()
-        prev = solve_exact(
-            inst,
-            SolveOptions(limit, threads=threads),
-            best_hint(inst)[1],
-            strategy=Strategy(0.0, threads, "previous"),
-        ).certified(inst.name, "previous")
+        prev = cpsat_stages_outcome(inst, limit, threads, "previous")
         t_prev = time.perf_counter() - t0
         both = str(out.status) == "optimal" and str(prev.status) == "optimal"
         agree = "-" if not both else ("yes" if abs(out.objective - prev.objective) < 1e-6 else "NO")
@@ -431,19 +424,25 @@ def wider_hetero_lines(count: int, limit: float, threads: int) -> list[str]:
     return lines
 
 
+def cpsat_stages_outcome(inst: HareInstance, limit: float, threads: int, label: str) -> Certificate:
+    """The certified outcome of the exact route's CP-SAT stages alone (list-schedule hint,
+    LP bound, CP-SAT with ``threads`` workers; no branch and bound), named ``label``."""
+    from dlsched.models.hare.cpsat import best_hint
+    from dlsched.models.hare.pipeline import Strategy, solve_exact
+
+    return solve_exact(
+        inst,
+        SolveOptions(limit, threads=threads),
+        best_hint(inst)[1],
+        strategy=Strategy(0.0, threads, label),
+    ).certified(inst.name, label)
+
+
 def cpsat_stages(inst: HareInstance, limit: float, threads: int, claimed: float | None) -> str:
     """The CP-SAT stages alone (hint, LP bound, CP-SAT): "confirmed" when they prove the
     ``claimed`` optimum, else their status, incumbent and bound; two different proven optima
     stop the benchmark."""
-    from dlsched.models.hare.cpsat import best_hint
-    from dlsched.models.hare.pipeline import Strategy, solve_exact
-
-    res = solve_exact(
-        inst,
-        SolveOptions(limit, threads=threads),
-        best_hint(inst)[1],
-        strategy=Strategy(0.0, threads, "CP-SAT stages"),
-    ).certified(inst.name, "cp-sat stages")
+    res = cpsat_stages_outcome(inst, limit, threads, "cp-sat stages")
     proven = str(res.status) == "optimal"
     if proven and claimed is not None and abs(res.objective - claimed) > 1e-6 * claimed:
         raise RuntimeError(f"{inst.name}: two routes prove {claimed} and {res.objective}")
