@@ -114,14 +114,19 @@ def test_bound_is_tight_when_groups_do_not_interact_and_proves_the_hint():
     assert out.status == Status.OPTIMAL and out.objective == pytest.approx(obj, rel=1e-9)
 
 
-def test_bound_is_below_the_optimum_when_groups_interact():
+def _near() -> HareInstance:
+    """Four jobs on three GPUs, every job competing for them: the subset bound is not tight."""
     jobs = (
         HareJob("a", 0.0, 2.0, 1, 3, (2.0, 1.0, 1.5), (0.5, 0.3, 0.2)),
         HareJob("b", 0.5, 1.0, 2, 1, (1.0, 2.5, 1.0), (0.1, 0.0, 0.4)),
         HareJob("c", 0.5, 3.0, 1, 2, (1.5, 1.0, 2.0), (0.0, 0.2, 0.1)),
         HareJob("d", 1.0, 1.0, 2, 1, (1.0, 0.5, 1.0), (0.3, 0.1, 0.0)),
     )
-    inst = HareInstance("near", ("g0", "g1", "g2"), jobs)  # every job competes for the GPUs
+    return HareInstance("near", ("g0", "g1", "g2"), jobs)
+
+
+def test_bound_is_below_the_optimum_when_groups_interact():
+    inst = _near()  # every job competes for the GPUs
     sb = subset_bound(inst, OPTS, block_tasks=3, max_tasks=5)
     assert len(sb.partition) >= 2
     res = solve_cpsat_native(inst, OPTS, None)
@@ -219,13 +224,7 @@ def test_each_segment_is_bounded_by_its_parts_and_by_its_optimum(inst):
 
 
 def test_the_route_runs_the_lp_stage_once_and_only_when_asked():
-    jobs = (
-        HareJob("a", 0.0, 2.0, 1, 3, (2.0, 1.0, 1.5), (0.5, 0.3, 0.2)),
-        HareJob("b", 0.5, 1.0, 2, 1, (1.0, 2.5, 1.0), (0.1, 0.0, 0.4)),
-        HareJob("c", 0.5, 3.0, 1, 2, (1.5, 1.0, 2.0), (0.0, 0.2, 0.1)),
-        HareJob("d", 1.0, 1.0, 2, 1, (1.0, 0.5, 1.0), (0.3, 0.1, 0.0)),
-    )
-    inst = HareInstance("near", ("g0", "g1", "g2"), jobs)  # the subset bound is not tight
+    inst = _near()  # the subset bound is not tight
     small = {"block_tasks": 3, "max_tasks": 5, "min_tasks": 0}
     cpsat_only = Strategy(0.0, 1, "the subset stage, no branch and bound")
     on = solve_exact(inst, OPTS, None, subset_options=small, strategy=cpsat_only)
