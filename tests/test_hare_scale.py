@@ -285,3 +285,21 @@ def test_enumerated_master_decides_when_presolve_fails():
         assert res.bound == upper
     if res.assign is not None:
         assert data.cost(res.assign) >= res.bound
+
+
+def test_a_highs_solve_error_reports_no_bound():
+    """The same restricted MIP with HiGHS's presolve on ends in a solve error: solve_matrix
+    then reports no bound (HiGHS's own number there was 0, meaningless)."""
+    import time
+
+    from dlsched.models.hare.colgen import Columns, master
+
+    data = sum_wc_data(generate_unrelated(60, 4, 1))
+    cg = column_generation(data, greedy(data), time.perf_counter() + 60)
+    slack = float(cg.bound + 8) - 1.0 - cg.exact_bound
+    cols = Columns()
+    for m, jobs in Pricer.of(data, load_horizon(data.p, data.s)).enumerate(cg.pi, slack, 120_000):
+        cols.add(data, m, jobs)
+    res = solve_matrix(master(data, cols, integer=True), SolveOptions(time_limit=30, threads=1))
+    assert res.status == Status.ERROR
+    assert res.bound is None
