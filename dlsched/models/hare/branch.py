@@ -58,8 +58,8 @@ from dlsched.models.hare.solution import TaskSchedule
 
 from .scaling import ScaledData
 
-#: Largest number of tasks per round the search accepts (the bound enumerates the ways to
-#: split a round over the GPUs).
+#: Largest number of tasks per round the search accepts: the scope it was measured on (its
+#: bounds no longer enumerate a round's splits, so they would not need the limit).
 MAX_ROUND_TASKS = 4
 #: Entries of the bound's cache (per job, round position and GPU availability) before it
 #: is emptied.
@@ -83,7 +83,7 @@ class BranchResult:
 
 
 def applicable(instance: HareInstance) -> bool:
-    """Rounds small enough for the bound's enumeration of splits."""
+    """Rounds of at most :data:`MAX_ROUND_TASKS` tasks."""
     return all(j.tasks_per_round <= MAX_ROUND_TASKS for j in instance.jobs)
 
 
@@ -146,10 +146,6 @@ class _Search:
         self.cache: dict[tuple[int, int, tuple[int, ...]], int] = {}
         self.by_counts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int, int]] = {}
         self.stopped = False
-
-    def bound(self, counts: list[int], free: list[int], rel: list[int], pm: list[int]) -> int:
-        """Sum of w_n times the earliest completion of each unfinished job alone."""
-        return sum(self.w[n] * (end + tail) for n, end, tail in self.alone(counts, free, rel, pm))
 
     def alone(
         self, counts: list[int], free: list[int], rel: list[int], pm: list[int]
@@ -297,7 +293,7 @@ class _Search:
                     self.best, self.best_moves = cost2, [*self.moves, (n, m, s)]
                 continue
             alone = self.alone(c2, f2, r2, p2)
-            lb = cost2 + sum(self.w[j] * (end + tail) for j, end, tail in alone)
+            lb = cost2 + sum(self.w[j] * (end + tail) for j, end, tail in alone)  # alone bound
             if lb < self.best:
                 kids.append((s, lb, n, m, child, alone))
         kids.sort(key=lambda kid: kid[:4])

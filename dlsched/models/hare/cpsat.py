@@ -558,7 +558,7 @@ def _proof(
         claimed_optimal=run.proven_optimal,
         infeasible=run.infeasible,
         hit_limit=run.hit_limit or near_limit,
-        unit=objective_unit(d.time_scale, d.weight_scale, d.exact),
+        unit=objective_unit(d),
     )
 
 

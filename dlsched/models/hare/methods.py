@@ -146,7 +146,7 @@ def run_exact_milp(
         claimed_optimal=res.status == Status.OPTIMAL,
         infeasible=res.status == Status.INFEASIBLE,
         hit_limit=res.status == Status.TIME_LIMIT,
-        unit=objective_unit(d.time_scale, d.weight_scale, d.exact),
+        unit=objective_unit(d),
     )
     return verified_outcome(
         instance,

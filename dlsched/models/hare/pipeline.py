@@ -215,7 +215,7 @@ def _proven_hint(
     if prior.lower < upper:
         return None
     unit = d.time_scale * d.weight_scale
-    proof = Proof(bound=prior.lower / unit, unit=objective_unit(*_scales(d)))
+    proof = Proof(bound=prior.lower / unit, unit=objective_unit(d))
     return RouteResult(hint, upper / unit, proof, {**prior.info, "returned": "hint"})
 
 
@@ -269,14 +269,10 @@ def _branch_stage(
     best = got.schedule if got.schedule is not None else hint
     if got.proven and best is not None:
         value = got.objective if got.objective is not None else upper
-        proof = Proof(bound=value / unit, claimed_optimal=True, unit=objective_unit(*_scales(d)))
+        proof = Proof(bound=value / unit, claimed_optimal=True, unit=objective_unit(d))
         by = "branch and bound" if got.schedule is not None else "hint, proven by branch and bound"
         return RouteResult(best, value / unit, proof, {**info, "returned_by": by}), best, info
     return None, best, info
-
-
-def _scales(d: Any) -> tuple[int, int, bool]:
-    return d.time_scale, d.weight_scale, d.exact
 
 
 def _better(

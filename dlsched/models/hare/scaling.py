@@ -93,9 +93,9 @@ def scaled_objective(built_data: ScaledData, instance: HareInstance, schedule: T
     )
 
 
-def objective_unit(time_scale: int, weight_scale: int, exact: bool) -> float | None:
+def objective_unit(d: ScaledData) -> float | None:
     """The lattice of the optimum: with times and weights integral after exact scaling, some
     optimal (left-justified) schedule has every completion time a sum of data, so the optimum
     is an integer multiple of ``1 / (time_scale * weight_scale)``. None if the scaling was not
     exact."""
-    return 1.0 / (time_scale * weight_scale) if exact else None
+    return 1.0 / (d.time_scale * d.weight_scale) if d.exact else None

@@ -183,7 +183,7 @@ def solve_time_indexed(
         claimed_optimal=res.info["claimed_optimal"],
         infeasible=res.status == Status.INFEASIBLE,  # impossible: see the horizon
         hit_limit=res.info["hit_limit"],
-        unit=objective_unit(d.time_scale, d.weight_scale, d.exact),
+        unit=objective_unit(d),
     )
     return SpecialResult(assign, res.objective, proof, out)
 
@@ -231,7 +231,7 @@ def solve_pairs_cpsat(
         claimed_optimal=run.proven_optimal,
         infeasible=run.infeasible,
         hit_limit=run.hit_limit,
-        unit=objective_unit(d.time_scale, d.weight_scale, d.exact),
+        unit=objective_unit(d),
     )
     if not run.has_solution or run.objective is None:
         return SpecialResult(None, None, proof, info)
@@ -287,7 +287,7 @@ def solve_single_task(
     limit = options.time_limit if options.time_limit is not None else 1e9
     t_end = t0 + limit
     data = sum_wc_data(instance)
-    unit_of = objective_unit(*_scales(instance))
+    unit_of = objective_unit(scale_data(instance))
     ls, ls_cost, visits = iterated_local_search(
         data, None, min(LS_SECONDS, LS_SHARE * limit), options.seed
     )
@@ -362,11 +362,6 @@ def _exact_stage(
     return call_with_deadline(
         solve, instance, options, start, t_end, seconds=left + GRACE, label=f"{stage} stage"
     )
-
-
-def _scales(instance: HareInstance) -> tuple[int, int, bool]:
-    d = scale_data(instance)
-    return d.time_scale, d.weight_scale, d.exact
 
 
 def _auto_model(instance: HareInstance) -> str:
