@@ -353,6 +353,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from dlsched import families
     from dlsched.models import MethodOptions, run_method
     from dlsched.solvers.base import SolveOptions
+    from dlsched.solvers.progress import heartbeat
 
     inst = _load(args.instance)
     plot = _check_output("--plot", args.plot, _picture_formats()) if args.plot else None
@@ -360,7 +361,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         solve=SolveOptions(time_limit=args.time_limit, seed=args.seed, threads=args.threads),
         params=_params(args),
     )
-    outcome = run_method(inst, args.method, opts)
+    with heartbeat(f"{args.method} on {_short(args.instance)}", args.time_limit):
+        outcome = run_method(inst, args.method, opts)
     if args.json:
         print(json.dumps(_json_safe(outcome.to_json(inst)), indent=1))
     else:
@@ -419,10 +421,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from dlsched.bounds import compare, format_table
     from dlsched.models import MethodOptions
     from dlsched.solvers.base import SolveOptions
+    from dlsched.solvers.progress import heartbeat
 
     inst = _load(args.instance)
     opts = MethodOptions(solve=SolveOptions(time_limit=args.time_limit, seed=args.seed))
-    rows = compare(inst, _methods_arg(args.methods), args.reference, opts)
+    with heartbeat(f"compare on {_short(args.instance)}"):
+        rows = compare(inst, _methods_arg(args.methods), args.reference, opts)
     if args.json:
         print(json.dumps([_json_safe(r.to_json()) for r in rows], indent=1))
     else:

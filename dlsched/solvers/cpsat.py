@@ -8,7 +8,6 @@ progress on stderr for long solves, and returns the raw numbers as a :class:`Cps
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,10 +15,7 @@ from typing import Any
 
 from dlsched.errors import InternalError
 from dlsched.solvers.base import SolveOptions
-
-#: A solve still running after this many seconds prints a progress line, and again every
-#: as many seconds (incumbent, bound, elapsed) on stderr.
-PROGRESS_EVERY = 10.0
+from dlsched.solvers.progress import PROGRESS_EVERY, say
 
 
 @dataclass(frozen=True)
@@ -53,11 +49,9 @@ def _progress_callback(label: str, t0: float) -> Any:
             now = time.perf_counter()
             if now >= self.next:
                 self.next = now + PROGRESS_EVERY
-                print(
-                    f"dlsched: {label}: {now - t0:.0f} s, incumbent {self.objective_value:g}, "
-                    f"bound {self.best_objective_bound:g} (model units)",
-                    file=sys.stderr,
-                    flush=True,
+                say(
+                    f"{label}: {now - t0:.0f} s, incumbent {self.objective_value:g}, "
+                    f"bound {self.best_objective_bound:g} (model units)"
                 )
 
     return Progress()
@@ -109,4 +103,4 @@ def run_cpsat(
     )
 
 
-__all__ = ["PROGRESS_EVERY", "CpsatRun", "run_cpsat"]
+__all__ = ["CpsatRun", "run_cpsat"]

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from dlsched.solvers.cpsat import PROGRESS_EVERY
+from dlsched.solvers.progress import PROGRESS_EVERY, say
 
 T = TypeVar("T")
 
@@ -40,11 +40,7 @@ def _wait(recv: Any, seconds: float, label: str) -> bool:
             return True
         elapsed = time.perf_counter() - t0
         if elapsed < seconds:
-            print(
-                f"dlsched: {label}: {elapsed:.0f} s elapsed of {seconds:.0f} s",
-                file=sys.stderr,
-                flush=True,
-            )
+            say(f"{label}: {elapsed:.0f} s elapsed of {seconds:.0f} s")
 
 
 def _stop_highs_workers() -> None:

@@ -55,6 +55,7 @@ from scipy.optimize import linear_sum_assignment
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
+from dlsched.solvers.progress import note
 
 from .scaling import ScaledData
 
@@ -392,6 +393,12 @@ def branch_and_bound(
         raise ValueError("branch_and_bound needs exactly scaled data and small rounds")
     t0 = time.perf_counter()
     search = _Search(instance, d, upper, deadline)
+    unit = d.time_scale * d.weight_scale
+    note(
+        lambda: (
+            f"branch and bound: {search.nodes:,} nodes, searching below {search.best / unit:.10g}"
+        )
+    )
     n_jobs = instance.num_jobs
     state = ([0] * n_jobs, [0] * instance.num_gpus, list(d.arrival), [0] * n_jobs)
     search.run(*state, 0, 0, None, search.alone(*state))

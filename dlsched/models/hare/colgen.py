@@ -48,6 +48,7 @@ import scipy.sparse as sp
 
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.highs import MatrixModel, solve_matrix
+from dlsched.solvers.progress import note
 
 from .localsearch import SumWC, load_horizon
 
@@ -398,6 +399,11 @@ def column_generation(
     best, center, lp_value, it, converged = -math.inf, None, None, 0, False
     best_pi = None
     spent = {"lp_seconds": 0.0, "pricing_seconds": 0.0}
+    note(
+        lambda: (
+            f"column generation: {it} iterations, Lagrangian bound {max(best, 0) / data.unit:.10g}"
+        )
+    )
     while time.perf_counter() < t_end:
         t1 = time.perf_counter()
         lp.add(cols)
@@ -509,6 +515,7 @@ def enumerated_master(
     cheaper schedule, again from its cost, ``rounds`` times at most. The largest bound is
     returned with the cheapest schedule."""
     t0 = time.perf_counter()
+    note("columns of small reduced cost and their set-partitioning MIP")
     pricer = Pricer.of(data, load_horizon(data.p, data.s))
     out = EnumResult(None, None, 0, 0.0, "not run", 0.0)
     for _ in range(rounds):

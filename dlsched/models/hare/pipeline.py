@@ -33,6 +33,7 @@ from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions, Status
 from dlsched.solvers.certify import Proof
+from dlsched.solvers.progress import note
 
 from .branch import MAX_ROUND_TASKS, branch_and_bound
 from .common import RouteResult
@@ -149,8 +150,10 @@ def _solve_exact(
     t0 = time.perf_counter()
     if not (subsets and d.exact and instance.num_tasks > min_tasks):
         skipped = PriorBounds(info={"subset_bound": None})  # the stage did not run
+        note("CP-SAT")
         return solve_cpsat_native(instance, options, hint, prior=skipped, **cpsat_options)
     share = None if options.time_limit is None else SUBSET_SHARE * options.time_limit
+    note("bounds on job subsets")
     sub = subset_bound(instance, replace(options, time_limit=share), **kw)
     hint = _better(instance, hint, sub.schedule)
     prior = _prior(sub, d.time_scale * d.weight_scale)
@@ -164,6 +167,7 @@ def _solve_exact(
         )
         cpsat_options["lp_bound"] = False  # done here, before the search moves the hint
     if hint is not None and options.time_limit is not None and _wide_gap(instance, d, hint, prior):
+        note("neighbourhood search")
         got = improve(instance, hint, time.perf_counter() + LNS_SHARE * options.time_limit)
         hint = got.schedule
         lns_info = {"lns_steps": got.steps, "lns_improvements": got.improvements}
@@ -173,6 +177,7 @@ def _solve_exact(
             return done
     rest = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)
     opts = options if rest is None else replace(options, time_limit=max(rest, 0.01))
+    note("CP-SAT")
     return solve_cpsat_native(instance, opts, hint, prior=prior, **cpsat_options)
 
 
@@ -186,6 +191,7 @@ def _with_lp(
 ) -> PriorBounds:
     """Stage 3's time-indexed LP bound (:func:`cpsat.lp_stage`, its usual share of the time
     left), run before the search: the prior bounds raised to it, and what it reports."""
+    note("time-indexed LP bound")
     lb = lp_stage(
         instance, d, scaled_objective(d, instance, hint), options, cpsat_options.get("lp_options")
     )
@@ -245,6 +251,7 @@ def _branch_stage(
     warm = WARM_SECONDS if limit is None else min(WARM_SECONDS, WARM_SHARE * limit)
     workers = {"num_workers": WARM_WORKERS, **options.extra}
     warm_opts = replace(options, time_limit=warm, extra=workers)
+    note("CP-SAT warm start")
     first = solve_cpsat_native(instance, warm_opts, hint, lp_bound=False)
     info: dict[str, Any] = {"warm_start_seconds": time.perf_counter() - t0}
     if first.certified(instance.name, "exact").status == Status.OPTIMAL:

@@ -52,6 +52,7 @@ from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.cpsat import run_cpsat
+from dlsched.solvers.progress import note
 
 from .colgen import column_generation, enumerated_master, master_assignment
 from .common import RouteResult
@@ -288,6 +289,7 @@ def solve_single_task(
     t_end = t0 + limit
     data = sum_wc_data(instance)
     unit_of = objective_unit(scale_data(instance))
+    note("local search")
     ls, ls_cost, visits = iterated_local_search(
         data, None, min(LS_SECONDS, LS_SHARE * limit), options.seed
     )
@@ -359,6 +361,7 @@ def _exact_stage(
     left = t_end - time.perf_counter()
     if left <= 0:
         return None
+    note(f"{stage} model")
     return call_with_deadline(
         solve, instance, options, start, t_end, seconds=left + GRACE, label=f"{stage} stage"
     )
@@ -401,6 +404,7 @@ def _colgen_stage(
     if cg.bound is not None and cg.bound >= best.cost:
         return cg.bound
     t1 = time.perf_counter()
+    note("restricted master with integer columns, then local search")
     t_master = t1 + min(MASTER_SHARE * limit, MASTER_SECONDS)
     found = master_assignment(data, cg.columns, best.assign, t_master, options.threads)
     best.offer(data, found, "restricted master (integer columns)")
