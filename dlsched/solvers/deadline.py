@@ -48,9 +48,10 @@ def _stop_highs_workers() -> None:
     HiGHS ran multi-threaded in this process, a MIP in the child crawled (the R||sum wC route's
     time-indexed stage after column generation: the 60 s limit instead of a proof in 10 s).
     Stopping the workers before the fork lets both processes start them anew."""
-    highspy = sys.modules.get("highspy")
-    if highspy is not None:
-        highspy.Highs.resetGlobalScheduler(True)
+    if "highspy" in sys.modules:  # never import HiGHS only to stop it
+        from dlsched.solvers.highs import reset_scheduler
+
+        reset_scheduler()
 
 
 def call_with_deadline(

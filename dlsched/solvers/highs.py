@@ -260,6 +260,32 @@ def _time_limit(options: SolveOptions, deadline: float | None) -> float | None:
     return max(min(limits), 0.01) if limits else None
 
 
+#: The thread count of HiGHS's global task scheduler in this process (None: not started).
+_scheduler: dict[str, int | None] = {"threads": None}
+
+
+def use_threads(threads: int) -> None:
+    """Call before a HiGHS run with ``threads`` threads. Every run of a process shares one
+    global task scheduler, started with the first run's thread count; in HiGHS 1.13 a later run
+    asking for another count fails at once with an error status (a time-indexed LP bound came
+    back empty in 0.2 s instead of proved in 6 s). The scheduler is restarted when the count
+    changes."""
+    import highspy
+
+    if _scheduler["threads"] not in (None, threads):
+        highspy.Highs.resetGlobalScheduler(True)
+    _scheduler["threads"] = threads
+
+
+def reset_scheduler() -> None:
+    """Stop HiGHS's global task scheduler (the next run starts it anew), e.g. before a fork:
+    a child would inherit it without its worker threads."""
+    import highspy
+
+    highspy.Highs.resetGlobalScheduler(True)
+    _scheduler["threads"] = None
+
+
 def _set_options(h: Any, options: SolveOptions, deadline: float | None) -> None:
     import highspy
 
@@ -273,6 +299,7 @@ def _set_options(h: Any, options: SolveOptions, deadline: float | None) -> None:
     if limit is not None:
         settings["time_limit"] = float(limit)
     settings.update(options.extra)
+    use_threads(int(settings["threads"]))
     for key, value in settings.items():
         if h.setOptionValue(key, value) == highspy.HighsStatus.kError:
             raise OptionError(key, value, "rejected by HiGHS")
@@ -389,4 +416,5 @@ __all__ = [
     "segment_offsets",
     "solve_matrix",
     "stack_rows",
+    "use_threads",
 ]

@@ -85,6 +85,10 @@ class PyomoSolver:
         }
         if options.time_limit is not None:
             kwargs["time_limit"] = options.time_limit
+        if self.name == "highs":
+            from dlsched.solvers.highs import use_threads
+
+            use_threads(int(kwargs["solver_options"]["threads"]))
         t0 = time.perf_counter()
         try:
             res = self._opt.solve(model, **kwargs)

@@ -47,7 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dlsched.solvers.base import SolveOptions
-from dlsched.solvers.highs import MatrixModel, solve_matrix
+from dlsched.solvers.highs import MatrixModel, solve_matrix, use_threads
 from dlsched.solvers.progress import note
 
 from .localsearch import SumWC, load_horizon
@@ -123,7 +123,7 @@ class MasterLP:
     def __init__(self, data: SumWC, threads: int = 1, extra: dict[str, Any] | None = None):
         import highspy
 
-        self.data, self.size = data, 0
+        self.data, self.size, self.threads = data, 0, int(threads)
         self.h = highspy.Highs()
         settings = {  # primal simplex: appended columns leave the last basis primal feasible
             "output_flag": False,
@@ -173,6 +173,7 @@ class MasterLP:
         # HiGHS's time limit is on its run clock, which adds up over the runs of one instance
         left = max(0.01, t_end - time.perf_counter())
         self.h.setOptionValue("time_limit", self.h.getRunTime() + left)
+        use_threads(self.threads)
         self.h.run()
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
