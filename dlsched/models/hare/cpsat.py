@@ -336,9 +336,13 @@ def canonical(instance: HareInstance, schedule: TaskSchedule, classes: list[list
     return TaskSchedule.from_items((i, relabel[g], s) for i, (g, s) in items.items())
 
 
-def hint_candidates(instance: HareInstance) -> list[tuple[str, TaskSchedule]]:
+def hint_candidates(
+    instance: HareInstance, deadline: float | None = None
+) -> list[tuple[str, TaskSchedule]]:
     """Quick feasible schedules: list schedules by several priorities (both GPU rules),
-    Algorithm 1 on per-job chain starts, and the baselines."""
+    Algorithm 1 on per-job chain starts, then the baselines until ``deadline`` (a
+    ``time.perf_counter()`` value; the list schedules always run, they take milliseconds per
+    thousand tasks, while a baseline can take seconds on a thousand jobs)."""
     from .baselines import BASELINES
     from .rounding import list_schedule
 
@@ -376,16 +380,20 @@ def hint_candidates(instance: HareInstance) -> list[tuple[str, TaskSchedule]]:
             except ValueError:  # an order breaking the round sequence (cannot happen here)
                 continue
     for name, fn in BASELINES.items():
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
         out.append((name, fn(instance)))
     return out
 
 
-def best_hint(instance: HareInstance) -> tuple[str, TaskSchedule, float]:
-    """The best of :func:`hint_candidates` by the checker's objective."""
+def best_hint(
+    instance: HareInstance, deadline: float | None = None
+) -> tuple[str, TaskSchedule, float]:
+    """The best of :func:`hint_candidates` (until ``deadline``) by the checker's objective."""
     from dlsched.models.hare.check import check_schedule
 
     best = None
-    for name, sched in hint_candidates(instance):
+    for name, sched in hint_candidates(instance, deadline):
         obj = check_schedule(instance, sched).objective
         if best is None or obj < best[2]:
             best = (name, sched, obj)
