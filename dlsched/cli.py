@@ -22,7 +22,9 @@ import argparse
 import json
 import math
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -112,7 +114,11 @@ def _check_lengths(option: str, path: str) -> None:
 
 
 def _check_output(option: str, path: str, formats: Collection[str] = ()) -> Path:
-    """Check, before any work, that ``path`` can be written (and has one of ``formats``)."""
+    """Check, before any work, that ``path`` can be written (and has one of ``formats``): a
+    scratch file is created and removed beside it, so a folder no one can write to (``/proc``)
+    is refused whoever runs the command."""
+    if not path:
+        raise OptionError(option, path, "empty file name")
     _check_lengths(option, path)
     p = Path(path)
     if not p.parent.is_dir():
@@ -125,14 +131,61 @@ def _check_output(option: str, path: str, formats: Collection[str] = ()) -> Path
     if formats and ext not in formats:
         known = ", ".join(sorted(formats))
         raise OptionError(option, _short(path), f"unknown format {ext!r} (supported: {known})")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise OptionError(option, _short(path), "the file is not writable")
+    try:
+        fd, scratch = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name[:200]}.", suffix=".probe")
+    except OSError as e:
+        raise OptionError(option, _short(path), f"cannot write there: {e.strerror}") from None
+    os.close(fd)
+    os.unlink(scratch)
     return p
 
 
 def _picture_formats() -> set[str]:
-    """File extensions matplotlib can save to."""
+    """File extensions matplotlib can save to without a missing program (``pgf`` needs the
+    TeX engine of ``rcParams["pgf.texsystem"]``, xelatex by default)."""
+    import matplotlib
     from matplotlib.backend_bases import FigureCanvasBase
 
-    return set(FigureCanvasBase.get_supported_filetypes())
+    formats = set(FigureCanvasBase.get_supported_filetypes())
+    if shutil.which(str(matplotlib.rcParams["pgf.texsystem"])) is None:
+        formats.discard("pgf")
+    return formats
+
+
+class _Probed(BaseException):
+    """Raised by :class:`_PlotProbe` when a family's plot reaches for the outcome."""
+
+
+class _PlotProbe:
+    """Stands for the outcome when a family's ``plot`` is called before solving: a family that
+    can draw reads the outcome first (and stops there, :class:`_Probed`); one that cannot
+    (placement) refuses at once with its own one-line OptionError."""
+
+    def __getattr__(self, name: str) -> NoReturn:
+        raise _Probed(name)
+
+
+def _check_plottable(family: Any, inst: Any, path: Path) -> None:
+    """OptionError now, before solving, when ``family`` has no plot."""
+    try:
+        family.plot(inst, _PlotProbe(), path)
+    except _Probed:
+        return
+
+
+def _save_plot(family: Any, inst: Any, outcome: Any, path: Path, shown: str) -> None:
+    """The picture, with a failure (disk full, a broken picture format) as one line."""
+    try:
+        family.plot(inst, outcome, path)
+    except OSError as e:
+        raise OptionError("--plot", _short(shown), e.strerror or str(e)) from None
+    except (RuntimeError, ValueError) as e:  # matplotlib's, e.g. a missing TeX engine
+        if isinstance(e, DlschedError):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise OptionError("--plot", _short(shown), f"cannot draw: {_short(first, 120)}") from None
 
 
 def _load(ref: str) -> Any:
@@ -249,7 +302,13 @@ def _add_verify(sub: Any) -> None:
         "verify",
         help="check the papers' theorems on seeded instances (Dask, resumable, with a report)",
     )
-    v.add_argument("theorem", nargs="*", help="theorem ids, seeds (002) or families; all if none")
+    v.add_argument(
+        "theorem",
+        nargs="*",
+        help="theorems, all if none: an exact id selects that theorem only; otherwise a family "
+        "name, or a prefix ending before a dash (002, 001-thm1 when no theorem is called "
+        "that) selects every theorem it begins",
+    )
     v.add_argument("--list", action="store_true", help="list the theorems and exit")
     v.add_argument("--count", type=COUNT, default=10, help="instances per theorem (default 10)")
     v.add_argument("--jobs", type=JOBS, default=None, help="jobs per instance")
@@ -356,7 +415,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from dlsched.solvers.progress import heartbeat
 
     inst = _load(args.instance)
-    plot = _check_output("--plot", args.plot, _picture_formats()) if args.plot else None
+    family = families.of(inst)
+    plot = None
+    if args.plot is not None:
+        plot = _check_output("--plot", args.plot, _picture_formats())
+        _check_plottable(family, inst, plot)
     opts = MethodOptions(
         solve=SolveOptions(time_limit=args.time_limit, seed=args.seed, threads=args.threads),
         params=_params(args),
@@ -369,10 +432,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print("\n".join(_outcome_lines(outcome, inst)))
     if plot is not None:  # after printing: a failing picture never loses the result
         sys.stdout.flush()
-        try:
-            families.of(inst).plot(inst, outcome, plot)
-        except OSError as e:
-            raise OptionError("--plot", _short(args.plot), e.strerror or str(e)) from None
+        _save_plot(family, inst, outcome, plot, args.plot)
     return 0
 
 
@@ -418,15 +478,17 @@ def _methods_arg(text: str) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from dlsched.bounds import compare, format_table
+    from dlsched.bounds import check_methods, compare, format_table
     from dlsched.models import MethodOptions
     from dlsched.solvers.base import SolveOptions
     from dlsched.solvers.progress import heartbeat
 
     inst = _load(args.instance)
+    names = _methods_arg(args.methods)
+    check_methods(inst.family, names, args.reference)  # before any solving
     opts = MethodOptions(solve=SolveOptions(time_limit=args.time_limit, seed=args.seed))
     with heartbeat(f"compare on {_short(args.instance)}"):
-        rows = compare(inst, _methods_arg(args.methods), args.reference, opts)
+        rows = compare(inst, names, args.reference, opts)
     if args.json:
         print(json.dumps([_json_safe(r.to_json()) for r in rows], indent=1))
     else:
@@ -436,13 +498,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from dlsched import families
-    from dlsched.bounds import sweep
+    from dlsched.bounds import check_methods, sweep
     from dlsched.models import MethodOptions
     from dlsched.solvers.base import SolveOptions
 
     _check_output("-o", args.output)
     _check_lengths("--counterexamples", args.counterexamples)
     family = families.get(args.family)
+    check_methods(args.family, _methods_arg(args.methods), args.reference)
     instances = (
         family.generate(args.jobs, args.workers, seed)
         for seed in range(args.first_seed, args.first_seed + args.count)

@@ -229,10 +229,12 @@ def test_plot_path_is_checked_before_solving(capsys, tmp_path, monkeypatch) -> N
 
 
 def test_a_failing_plot_keeps_the_printed_result(capsys, tmp_path) -> None:
-    argv = ["solve", "placement/liu2024-motivating", "--method", "has", "--plot"]
+    # A family without a plot is refused before solving (test_cli_qa); a method that returns
+    # no schedule can only fail once solved, and its result is printed first.
+    argv = ["solve", "hare/toy-2gpu", "--method", "relaxation", "--plot"]
     code, out, err = run(capsys, *argv, str(tmp_path / "p.png"))
-    assert code == 2 and "no plot" in err
-    assert "objective  11225.837" in out
+    assert code == 2 and "no schedule" in err
+    assert "method     relaxation" in out and "bound      none proved" not in out
 
 
 def test_solve_text_prints_no_none_and_gap_in_percent(capsys) -> None:

@@ -12,6 +12,7 @@ theorem gives beside the measured ratio; resumable sweeps; counterexamples kept,
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -23,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from dlsched import families
-from dlsched.errors import DlschedError
+from dlsched.errors import DlschedError, OptionError
 from dlsched.families import Guarantee
 from dlsched.instances import instance_hash, to_dict, write_text_atomic
 from dlsched.models import MethodOptions, run_method
+from dlsched.models import methods as family_methods
 from dlsched.result import Outcome
 from dlsched.solvers.base import Status
 
@@ -118,6 +120,18 @@ def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
     )
 
 
+def check_methods(family: str, methods: Sequence[str], reference: str) -> None:
+    """OptionError naming the first of ``methods`` (``--methods``) or ``reference``
+    (``--reference``) that ``family`` does not have: checked before anything is run or written."""
+    known = family_methods(family)
+    for option, names in (("--reference", [reference]), ("--methods", list(methods))):
+        for name in names:
+            if name not in known:
+                raise OptionError(
+                    option, name, f"unknown for family '{family}' (known: {', '.join(known)})"
+                )
+
+
 def compare(
     instance: Any,
     methods: Sequence[str],
@@ -126,6 +140,7 @@ def compare(
 ) -> list[Comparison]:
     """Run ``reference`` and every method on ``instance``; every outcome is checker-verified
     (the method layer guarantees it)."""
+    check_methods(instance.family, methods, reference)
     options = options or MethodOptions()
     ref = run_method(instance, reference, MethodOptions(solve=options.solve))
     rows = [comparison(instance, ref, ref)]
@@ -210,14 +225,21 @@ def sweep(
     record is written once per instance and key). The file is locked for the whole sweep (a
     second sweep on it fails at once) and a torn last line left by a killed sweep is repaired.
     Any record whose guarantee fails is also saved as a counterexample (instance + record)
-    under ``counterexamples``. Returns the new records only."""
+    under ``counterexamples``. Every method name and the reference are checked on the first
+    instance before the file is opened, and a file that is not wholly sweep records is refused
+    untouched. Returns the new records only."""
     path = Path(path)
     options = options or MethodOptions()
     extra = {"time_limit": options.solve.time_limit, "seed": options.solve.seed}
     out: list[Comparison] = []
+    pending = iter(instances)
+    first = next(pending, None)
+    if first is None:
+        return out
+    check_methods(first.family, methods, reference)
     with locked_log(path) as fd:
         done = _done_keys(path, fd)
-        for inst in instances:
+        for inst in itertools.chain([first], pending):
             for r in _pending(inst, methods, reference, options, done):
                 record = {**r.to_json(), **extra}
                 append_line(fd, json.dumps(record) + "\n")
@@ -263,7 +285,7 @@ def locked_log(path: Path) -> Iterator[int]:
     import fcntl
 
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)  # less the umask
     except OSError as e:
         raise DlschedError(f"{path}: cannot open the sweep file: {e.strerror}") from None
     try:
@@ -303,17 +325,28 @@ def _as_record(line: bytes) -> dict[str, Any] | None:
 
 
 def repair_tail(path: Path, fd: int) -> bytes:
-    """The file's complete lines. A last line without its newline (a sweep killed mid-write)
-    is completed when it holds a whole record and cut off otherwise; stderr says which once."""
+    """The file's complete lines, once every one of them is a sweep record (DlschedError naming
+    the first that is not, before anything is changed). A last line without its newline (a
+    sweep killed mid-write) is completed when it holds a whole record, and cut off when it is
+    no whole JSON value and some earlier line is a record; otherwise the file is refused
+    untouched (a file of one line that is not a record, say).
+    stderr says once what was repaired."""
     data = path.read_bytes()
-    if not data or data.endswith(b"\n"):
-        return data
     cut = data.rfind(b"\n") + 1
-    tail = data[cut:]
+    complete, tail = data[:cut], data[cut:]
+    records = 0
+    for n, line in enumerate(complete.split(b"\n"), 1):
+        if line.strip():
+            parse_record(path, n, line)
+            records += 1
+    if not tail.strip():  # nothing, or blanks the next record's line will start with
+        return data
     if _as_record(tail) is not None:
         append_line(fd, "\n")
         print(f"dlsched: {path}: completed a last line that lacked its newline", file=sys.stderr)
         return data + b"\n"
+    if records == 0 or _is_json(tail):  # not a record cut short: refuse, change nothing
+        parse_record(path, complete.count(b"\n") + 1, tail)  # raises
     os.ftruncate(fd, cut)
     os.fsync(fd)
     print(
@@ -321,7 +354,15 @@ def repair_tail(path: Path, fd: int) -> bytes:
         "sweep",
         file=sys.stderr,
     )
-    return data[:cut]
+    return complete
+
+
+def _is_json(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def append_line(fd: int, line: str) -> None:
@@ -355,6 +396,7 @@ __all__ = [
     "compare",
     "format_table",
     "append_line",
+    "check_methods",
     "comparison",
     "locked_log",
     "parse_record",

@@ -155,12 +155,28 @@ def save(instance: Any, path: str | os.PathLike[str]) -> Path:
     return write_text_atomic(Path(path), dumps(instance))
 
 
+def _mode_for(path: Path) -> int:
+    """The permission bits a replacement of ``path`` gets: those of the file it replaces, else
+    what a plain ``open()`` would give (0o666 less the umask)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        pass
+    umask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_text_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file renamed over it, keeping an existing
+    file's permission bits (a new file honours the umask)."""
     path = Path(path)
     if path.parent and not path.parent.exists():
         raise InstanceError(str(path), "", str(path.parent), "directory does not exist")
+    mode = _mode_for(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)  # mkstemp makes 0600
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)

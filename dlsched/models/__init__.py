@@ -30,6 +30,12 @@ class Method:
     summary: str
     exact: bool = False
     params: tuple[str, ...] = ()  # parameter names the method accepts
+    flags: tuple[str, ...] = ()  # those of them that are true or false (besides BOOLEAN_PARAMS)
+
+
+#: Parameter names that are true or false in every method accepting them (hare's switches):
+#: any other value ("no", 0, "bogus") is refused by :func:`run_method`, never read as truthy.
+BOOLEAN_PARAMS = frozenset({"hint", "pooled", "random_ties", "subsets"})
 
 
 def methods(family: str) -> dict[str, Method]:
@@ -56,4 +62,13 @@ def run_method(instance: Any, method: str, options: MethodOptions | None = None)
             options.params[unknown[0]],
             f"not a parameter of method '{method}' (accepted: {', '.join(m.params) or 'none'})",
         )
+    check_flags(m, options.params)
     return m.run(instance, options)
+
+
+def check_flags(method: Method, params: Mapping[str, Any]) -> None:
+    """OptionError naming the first boolean parameter of ``method`` given anything but a bool."""
+    for name in method.params:
+        boolean = name in BOOLEAN_PARAMS or name in method.flags
+        if boolean and name in params and not isinstance(params[name], bool):
+            raise OptionError(f"--param {name}", params[name], "expected true or false")

@@ -195,14 +195,21 @@ def registry() -> dict[str, Theorem]:
 
 
 def select(ids: Sequence[str]) -> list[Theorem]:
-    """The theorems named by ``ids`` (an id, a seed prefix such as "002", or a family name);
-    all of them when ``ids`` is empty. OptionError naming an unknown one."""
+    """The theorems named by ``ids``, all of them when ``ids`` is empty. Each key selects the
+    theorem with exactly that id when there is one; otherwise every theorem of the family of
+    that name, or whose id starts with the key and a dash (a seed prefix such as "002" picks
+    all of that paper's theorems). OptionError naming an unknown one."""
     table = registry()
     if not ids:
         return list(table.values())
     chosen: dict[str, Theorem] = {}
     for key in ids:
-        hits = [t for t in table.values() if key in (t.id, t.family) or t.id.startswith(f"{key}-")]
+        exact = table.get(key)
+        hits = (
+            [exact]
+            if exact is not None
+            else [t for t in table.values() if key == t.family or t.id.startswith(f"{key}-")]
+        )
         if not hits:
             raise OptionError("THEOREM", key, f"unknown theorem (known: {', '.join(table)})")
         chosen.update((t.id, t) for t in hits)
