@@ -161,10 +161,22 @@ def _mode_for(path: Path) -> int:
     try:
         return path.stat().st_mode & 0o7777
     except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask: read from /proc on Linux, where setting it to read it (the only
+    portable way) could give a file made meanwhile by another thread the wrong mode."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
         pass
-    umask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    umask = os.umask(0o022)
     os.umask(umask)
-    return 0o666 & ~umask
+    return umask
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
