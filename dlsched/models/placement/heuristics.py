@@ -14,6 +14,7 @@ them into verified outcomes.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,19 @@ from dlsched.models.placement.metrics import fairness_degree
 
 class PricingDidNotTerminate(DlschedError):
     """The pricing loop exceeded Theorem 1's bound P_max: a counterexample to Theorem 1."""
+
+
+class TimeUp(Exception):
+    """A heuristic passed its deadline (a :func:`time.perf_counter` value); ``results`` are the
+    categories it finished before (possibly none)."""
+
+    def __init__(self, results: list[CategoryResult] | None = None) -> None:
+        super().__init__("deadline passed")
+        self.results = list(results or [])
+
+
+def _expired(deadline: float | None) -> bool:
+    return deadline is not None and time.perf_counter() >= deadline
 
 
 @dataclass(frozen=True)
@@ -134,6 +148,7 @@ def matching_market(
     ties: str = "market",
     pricing: str = "clearing",
     max_rounds: float | None = None,
+    deadline: float | None = None,
 ) -> MarketResult:
     """Algorithm 2, lines 2-16, for the category ``sizes`` = (K_1, ..., K_S).
 
@@ -153,6 +168,8 @@ def matching_market(
     "constricted" = chosen by two or more jobs. It can cycle forever on identical workers (the
     paper's own Section IV-A example); the loop then stops after Theorem 1's P_max rounds and
     raises :class:`PricingDidNotTerminate`.
+
+    Past ``deadline`` (a :func:`time.perf_counter` value) the loop raises :class:`TimeUp`.
     """
     _check_market_options(ties, pricing)
     s, k = rho.shape
@@ -171,6 +188,8 @@ def matching_market(
         if assignment is not None:
             break
         rounds += 1
+        if _expired(deadline):
+            raise TimeUp()
         if rounds > limit:
             raise PricingDidNotTerminate(
                 f"pricing for category {sizes} ran {rounds} rounds (P_max = {p_max:g}, "
@@ -256,13 +275,14 @@ def _run_category(
     index: int,
     sizes: tuple[int, ...],
     variant: str = "clearing",
+    deadline: float | None = None,
 ) -> CategoryResult:
     ties, pricing, mult = VARIANTS[variant]
     rho = np.asarray(inst.rho)
     cap = (
         None if mult is None else mult * sum(_top_sum(rho[i], sizes[i]) for i in range(len(sizes)))
     )
-    market = matching_market(rho, sizes, ties, pricing, cap)
+    market = matching_market(rho, sizes, ties, pricing, cap, deadline)
     a = np.array(market.assignment)
     comp, comm = ev.per_job(a)
     jct = (comp + comm)[0]
@@ -280,21 +300,50 @@ def _run_category(
 
 
 def has(
-    instance: PlacementInstance, only: tuple[int, ...] | None = None, variant: str = "clearing"
+    instance: PlacementInstance,
+    only: tuple[int, ...] | None = None,
+    variant: str = "clearing",
+    deadline: float | None = None,
 ) -> tuple[CategoryResult, list[CategoryResult]]:
     """HAS: Algorithm 2 over Psi (or over the single category ``only``); lowest avg JCT wins
-    (line 17: strict improvement, so the earliest category wins ties)."""
+    (line 17: strict improvement, so the earliest category wins ties). Past ``deadline`` (a
+    :func:`time.perf_counter` value) raises :class:`TimeUp` with the categories finished."""
     ev = Evaluator(instance)
     if only is not None:
         cats = [(0, tuple(only))]
     else:
         cats = list(enumerate(algorithm1(instance.num_workers, instance.num_jobs)))
-    results = [_run_category(instance, ev, idx, c, variant) for idx, c in cats]
+    results = _run_categories(instance, ev, cats, variant, deadline)
+    return lowest_jct(results), results
+
+
+def _run_categories(
+    instance: PlacementInstance,
+    ev: Evaluator,
+    cats: list[tuple[int, tuple[int, ...]]],
+    variant: str,
+    deadline: float | None,
+) -> list[CategoryResult]:
+    """Algorithm 2 on each (index, category) in turn; :class:`TimeUp` with those finished when
+    ``deadline`` passes before the last one is."""
+    results: list[CategoryResult] = []
+    for idx, c in cats:
+        try:
+            if _expired(deadline):
+                raise TimeUp()
+            results.append(_run_category(instance, ev, idx, c, variant, deadline))
+        except TimeUp:
+            raise TimeUp(results) from None
+    return results
+
+
+def lowest_jct(results: list[CategoryResult]) -> CategoryResult:
+    """Algorithm 2 line 17: the lowest average JCT, the earliest category on ties."""
     best = results[0]
     for r in results[1:]:
         if r.avg_jct < best.avg_jct:
             best = r
-    return best, results
+    return best
 
 
 def job_priority(instance: PlacementInstance) -> np.ndarray:
@@ -309,9 +358,11 @@ def jps(
     beta: float = 1.0,
     samples: int = 20,
     rng: np.random.Generator | None = None,
+    deadline: float | None = None,
 ) -> tuple[CategoryResult, list[CategoryResult]]:
     """JPS, Algorithm 3. Category position j is given to the j-th job in priority order, so the
-    rear of Psi (large K_S) favours the computationally heaviest jobs."""
+    rear of Psi (large K_S) favours the computationally heaviest jobs. Past ``deadline`` (a
+    :func:`time.perf_counter` value) raises :class:`TimeUp` with the categories finished."""
     if not 0 <= alpha < 1:
         raise OptionError("alpha", alpha, "must lie in [0, 1)")
     if not 0 <= beta <= 1:
@@ -320,22 +371,32 @@ def jps(
         raise OptionError("samples", samples, "must be at least 1")
     rng = rng if rng is not None else np.random.default_rng(0)
     s, k = instance.num_jobs, instance.num_workers
-    total = num_categories(k, s)
-    start = int(alpha * total)  # Psi[alpha C(K-1,S-1), C(K-1,S-1)]
-    pool = total - start
+    pool = jps_pool(instance, alpha)
+    start = num_categories(k, s) - pool
     picks = np.sort(rng.choice(pool, size=min(samples, pool), replace=False)) + start
     order = job_priority(instance)
-    ev = Evaluator(instance)
-    results = []
+    cats = []
     for idx in picks:
         cat = unrank(int(idx), k, s)
         sizes = [0] * s
         for pos, job in enumerate(order):
             sizes[int(job)] = cat[pos]
-        results.append(_run_category(instance, ev, int(idx), tuple(sizes)))
+        cats.append((int(idx), tuple(sizes)))
+    results = _run_categories(instance, Evaluator(instance), cats, "clearing", deadline)
+    return jps_choice(results, beta), results
+
+
+def jps_pool(instance: PlacementInstance, alpha: float) -> int:
+    """How many categories JPS samples from: the rear Psi[alpha C(K-1,S-1), C(K-1,S-1)]."""
+    total = num_categories(instance.num_workers, instance.num_jobs)
+    return total - int(alpha * total)
+
+
+def jps_choice(results: list[CategoryResult], beta: float) -> CategoryResult:
+    """Algorithm 3's pick among the examined categories: the largest score (34)."""
     best_jct = min(r.avg_jct for r in results)
     score = [beta * best_jct / r.avg_jct + (1 - beta) * r.fairness for r in results]  # (34)
-    return results[int(np.argmax(score))], results
+    return results[int(np.argmax(score))]
 
 
 def _greedy(instance: PlacementInstance, balance: str) -> tuple[int, ...]:

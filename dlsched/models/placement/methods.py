@@ -56,6 +56,12 @@ def run_p3(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     )
 
 
+def _deadline(opts: MethodOptions, t0: float) -> float | None:
+    """The perf_counter value at which a method started at ``t0`` must stop."""
+    limit = opts.solve.time_limit
+    return None if limit is None else t0 + limit
+
+
 def _market_details(best: H.CategoryResult, examined: list[H.CategoryResult]) -> dict[str, Any]:
     return {
         "category": list(best.category),
@@ -67,21 +73,54 @@ def _market_details(best: H.CategoryResult, examined: list[H.CategoryResult]) ->
     }
 
 
-def _run_has(instance: PlacementInstance, opts: MethodOptions, variant: str) -> Outcome:
-    t0 = time.perf_counter()
-    best, examined = H.has(instance, only=_category(instance, opts), variant=variant)
-    name = "has" if variant == "clearing" else f"has-{variant}"
+def _market_outcome(
+    instance: PlacementInstance,
+    name: str,
+    t0: float,
+    best: H.CategoryResult | None,
+    examined: list[H.CategoryResult],
+    hit_limit: bool,
+    details: dict[str, Any],
+) -> Outcome:
+    """The verified outcome of a category search (HAS, JPS): the best placement of the
+    categories examined, status time_limit when the limit cut the search; no_solution (why:
+    ``details["reason"]``) when it cut the search before any category was done."""
+    wall = time.perf_counter() - t0
+    if best is None:
+        reason = f"time limit reached before the first category's pricing ended ({wall:.1f} s)"
+        return verified_outcome(
+            instance,
+            name,
+            None,
+            wall_time=wall,
+            proof=Proof(hit_limit=True),
+            status=Status.NO_SOLUTION,
+            details={**details, "categories_examined": 0, "reason": reason},
+        )
     return verified_outcome(
         instance,
         name,
         Placement(best.assignment),
-        wall_time=time.perf_counter() - t0,
+        wall_time=wall,
+        proof=Proof(hit_limit=hit_limit),
         claimed=best.avg_jct,
-        details={
-            **_market_details(best, examined),
-            "categories_total": num_categories(instance.num_workers, instance.num_jobs),
-        },
+        details={**_market_details(best, examined), **details},
     )
+
+
+def _run_has(instance: PlacementInstance, opts: MethodOptions, variant: str) -> Outcome:
+    t0 = time.perf_counter()
+    only = _category(instance, opts)
+    total = 1 if only is not None else num_categories(instance.num_workers, instance.num_jobs)
+    name = "has" if variant == "clearing" else f"has-{variant}"
+    best: H.CategoryResult | None
+    try:
+        best, examined = H.has(instance, only, variant, _deadline(opts, t0))
+    except H.TimeUp as cut:
+        examined = cut.results
+        best = H.lowest_jct(examined) if examined else None
+    hit = len(examined) < total
+    return _market_outcome(instance, name, t0, best, examined, hit, {"categories_total": total})
 
 
 def run_has(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
@@ -102,22 +141,23 @@ def run_jps(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     beta = float(opts.param("beta", 1.0))
     samples = int(opts.param("samples", 20))
     rng = np.random.default_rng(opts.solve.seed)
-    best, examined = H.jps(instance, alpha, beta, samples, rng)
-    return verified_outcome(
-        instance,
-        "jps",
-        Placement(best.assignment),
-        wall_time=time.perf_counter() - t0,
-        claimed=best.avg_jct,
-        details={
-            **_market_details(best, examined),
-            "alpha": alpha,
-            "beta": beta,
-            "samples": samples,
-            "seed": opts.solve.seed,
-            "fairness_selected": best.fairness,
-        },
-    )
+    best: H.CategoryResult | None
+    try:
+        best, examined = H.jps(instance, alpha, beta, samples, rng, _deadline(opts, t0))
+    except H.TimeUp as cut:
+        examined = cut.results
+        best = H.jps_choice(examined, beta) if examined else None
+    drawn = min(samples, H.jps_pool(instance, alpha))  # alpha checked by H.jps
+    details = {
+        "alpha": alpha,
+        "beta": beta,
+        "samples": samples,
+        "samples_drawn": drawn,  # at most the size of Psi's rear
+        "seed": opts.solve.seed,
+    }
+    if best is not None:
+        details["fairness_selected"] = best.fairness
+    return _market_outcome(instance, "jps", t0, best, examined, len(examined) < drawn, details)
 
 
 def run_optimus(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
