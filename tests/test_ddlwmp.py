@@ -304,6 +304,17 @@ def test_exact_certifies_toy_and_bounds_sit_below() -> None:
         assert run_method(inst, m).objective >= opt.objective - 1e-6
 
 
+def test_exact_cut_by_its_limit_keeps_an_online_incumbent_and_lemma1() -> None:
+    # 60 jobs: the MILP does not finish in 2 s; before, the route reported nothing at all
+    inst = generate(60, 16, 1)
+    out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=2.0)))
+    assert str(out.status) == "time_limit"
+    online = min(run_method(inst, m).objective for m in POLICIES)
+    assert out.objective is not None and out.objective <= online + 1e-6
+    lemma1 = run_method(inst, "srpt-bound").bound
+    assert out.bound is not None and lemma1 - 1e-6 <= out.bound <= out.objective
+
+
 def test_srpt_total_by_hand() -> None:
     # job 0 (size 3) runs 0-1, job 1 (size 1) preempts at 1 and ends at 2, job 0 ends at 4
     assert srpt_total([0.0, 1.0], [3.0, 1.0]) == pytest.approx(6.0)

@@ -17,26 +17,32 @@ from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import within_time_limit
 
 
-def best_online(instance: DdlwmpInstance) -> tuple[float, str]:
-    """The least verified objective of the online policies (an upper bound on the optimum)."""
+def best_online_schedule(instance: DdlwmpInstance) -> tuple[float, str, Schedule]:
+    """The online policy with the least verified objective: (objective, policy, schedule), a
+    feasible schedule of problem (8) and so an upper bound on its optimum."""
     from dlsched.models.ddlwmp.check import check_schedule
     from dlsched.models.ddlwmp.online import POLICIES, run_policy
 
-    best = min(
-        (check_schedule(instance, run_policy(instance, p)[0]).objective, p) for p in POLICIES
-    )
-    return best
+    runs = [(run_policy(instance, p)[0], p) for p in POLICIES]
+    return min((check_schedule(instance, s).objective, p, s) for s, p in runs)[:3]
+
+
+def best_online(instance: DdlwmpInstance) -> tuple[float, str]:
+    """The least verified objective of the online policies (an upper bound on the optimum)."""
+    objective, policy, _ = best_online_schedule(instance)
+    return objective, policy
 
 
 def _time_indexed(
-    instance: DdlwmpInstance, solve_opts: SolveOptions, relax: bool
+    instance: DdlwmpInstance, solve_opts: SolveOptions, relax: bool, upper: float | None = None
 ) -> tuple[SolveResult, Schedule | None, dict[str, Any]]:
-    """Build and solve the time-indexed model (run under the time limit, in a child)."""
+    """Build and solve the time-indexed model (run under the time limit, in a child);
+    ``upper``: a known objective (default: :func:`best_online`'s)."""
     from dlsched.models.ddlwmp.model import build_time_indexed, decode, job_options
 
     t0 = time.perf_counter()
     options = [job_options(instance, i) for i in range(instance.num_jobs)]
-    upper, _ = best_online(instance)
+    upper = best_online(instance)[0] if upper is None else upper
     mdl = build_time_indexed(instance, options, relax=relax, upper=upper)
     res = solve(
         mdl, "highs", solve_opts.with_(time_limit=solve_opts.remaining(time.perf_counter() - t0))
@@ -55,25 +61,32 @@ def _time_indexed(
 
 def run_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
     """Problem (8) by the time-indexed MILP of :mod:`dlsched.models.ddlwmp.model`, model
-    building included in the time limit."""
+    building included in the time limit. The best online policy's schedule (milliseconds) is
+    the incumbent until the MILP finds a better one, and Lemma 1's bound (:mod:`.bounds`)
+    stands when the MILP proves less, so a run cut by the limit still reports both."""
+    from dlsched.models.ddlwmp.bounds import srpt_bound
+
     t0 = time.perf_counter()
+    upper, policy, online = best_online_schedule(instance)
+    lemma1 = srpt_bound(instance).bound
+    left = opts.solve.with_(time_limit=opts.solve.remaining(time.perf_counter() - t0))
     got = within_time_limit(
-        _time_indexed, instance, opts.solve, False, time_limit=opts.solve.time_limit, t0=t0
+        _time_indexed, instance, left, False, upper, time_limit=opts.solve.time_limit, t0=t0
     )
-    if got is None:
-        return verified_outcome(
-            instance, "exact", None, wall_time=time.perf_counter() - t0, proof=Proof(hit_limit=True)
-        )
-    res, solution, info = got
+    res, solution, info = got if got is not None else (None, None, {})
+    claimed = None if res is None or solution is None else res.objective
+    if claimed is None or claimed >= upper:
+        solution, claimed, info = online, upper, {**info, "incumbent_from": policy}
+    bounds = [lemma1] + ([res.bound] if res is not None and res.bound is not None else [])
     return verified_outcome(
         instance,
         "exact",
         solution,
         wall_time=time.perf_counter() - t0,
-        proof=Proof(bound=res.bound, hit_limit=res.status == Status.TIME_LIMIT),
-        claimed=res.objective if solution is not None else None,
+        proof=Proof(bound=max(bounds), hit_limit=res is None or res.status == Status.TIME_LIMIT),
+        claimed=claimed,
         solver=res,
-        details=info,
+        details={**info, "online_upper_bound": upper, "lemma1_bound": lemma1},
     )
 
 
