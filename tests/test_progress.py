@@ -84,3 +84,15 @@ def test_solve_on_the_command_line_reports_the_branch_and_bound(fast, capsys):
     err = capsys.readouterr().err
     assert "dlsched: exact on hare/hetero-4gpu-6jobs: " in err
     assert "branch and bound: " in err and " nodes, searching below " in err
+
+
+def _sleep_briefly() -> str:
+    time.sleep(0.7)
+    return "slept"
+
+
+def test_forked_work_under_a_heartbeat_is_told_once_by_the_heartbeat(fast, capsys):
+    with progress.heartbeat("job"):
+        assert call_with_deadline(_sleep_briefly, seconds=5.0, label="forked work") == "slept"
+    lines = _lines(capsys.readouterr().err)
+    assert lines and all(x.startswith("dlsched: job: ") and "forked work" in x for x in lines)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from dlsched.solvers.progress import PROGRESS_EVERY, say
+from dlsched.solvers.progress import PROGRESS_EVERY, beating, note, say
 
 T = TypeVar("T")
 
@@ -30,7 +30,7 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
 
 def _wait(recv: Any, seconds: float, label: str) -> bool:
     """Wait up to ``seconds`` for the child's answer, saying on stderr every
-    :data:`PROGRESS_EVERY` seconds that the work goes on."""
+    :data:`PROGRESS_EVERY` seconds that the work goes on (unless a heartbeat says it)."""
     t0 = time.perf_counter()
     while True:
         left = seconds - (time.perf_counter() - t0)
@@ -39,7 +39,7 @@ def _wait(recv: Any, seconds: float, label: str) -> bool:
         if recv.poll(min(left, PROGRESS_EVERY)):
             return True
         elapsed = time.perf_counter() - t0
-        if elapsed < seconds:
+        if elapsed < seconds and not beating():
             say(f"{label}: {elapsed:.0f} s elapsed of {seconds:.0f} s")
 
 
@@ -62,6 +62,7 @@ def call_with_deadline(
     line on stderr."""
     if seconds is None:
         return fn(*args)
+    note(label)
     _stop_highs_workers()
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)

@@ -43,6 +43,11 @@ def note(stage: Stage | None) -> None:
     _state["stage"] = stage
 
 
+def beating() -> bool:
+    """Whether a :func:`heartbeat` runs (its lines then stand for the waits' own)."""
+    return int(_state["depth"]) > 0  # type: ignore[call-overload]
+
+
 def _stage_text() -> str:
     stage = _state["stage"]
     if callable(stage):
@@ -99,4 +104,4 @@ if hasattr(os, "register_at_fork"):
         after_in_child=_after_fork_in_child,
     )
 
-__all__ = ["PROGRESS_EVERY", "heartbeat", "note", "say"]
+__all__ = ["PROGRESS_EVERY", "beating", "heartbeat", "note", "say"]
