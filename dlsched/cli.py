@@ -154,25 +154,10 @@ def _picture_formats() -> set[str]:
     return formats
 
 
-class _Probed(BaseException):
-    """Raised by :class:`_PlotProbe` when a family's plot reaches for the outcome."""
-
-
-class _PlotProbe:
-    """Stands for the outcome when a family's ``plot`` is called before solving: a family that
-    can draw reads the outcome first (and stops there, :class:`_Probed`); one that cannot
-    (placement) refuses at once with its own one-line OptionError."""
-
-    def __getattr__(self, name: str) -> NoReturn:
-        raise _Probed(name)
-
-
-def _check_plottable(family: Any, inst: Any, path: Path) -> None:
+def _check_plottable(family: Any, path: Path) -> None:
     """OptionError now, before solving, when ``family`` has no plot."""
-    try:
-        family.plot(inst, _PlotProbe(), path)
-    except _Probed:
-        return
+    if not family.plots:
+        raise OptionError("--plot", _short(str(path)), f"the {family.name} family has no plot")
 
 
 def _save_plot(family: Any, inst: Any, outcome: Any, path: Path, shown: str) -> None:
@@ -419,7 +404,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     plot = None
     if args.plot is not None:
         plot = _check_output("--plot", args.plot, _picture_formats())
-        _check_plottable(family, inst, plot)
+        _check_plottable(family, plot)
     opts = MethodOptions(
         solve=SolveOptions(time_limit=args.time_limit, seed=args.seed, threads=args.threads),
         params=_params(args),

@@ -66,6 +66,9 @@ class Family(Protocol):
     paper: str
     #: folder of bundled instances (``<name>/<file>.json`` is the bundled name)
     data: Traversable
+    #: whether :meth:`plot` draws anything (the command line refuses ``--plot`` before
+    #: solving otherwise)
+    plots: bool
 
     def from_dict(self, data: Mapping[str, Any], source: str) -> Any:
         """Validate a JSON-like mapping; raise InstanceError naming source, field and value."""

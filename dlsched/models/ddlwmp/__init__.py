@@ -34,6 +34,7 @@ class DdlwmpFamily:
     """The ddlwmp family behind the core's :class:`~dlsched.families.Family` protocol."""
 
     name = "ddlwmp"
+    plots = True
     paper = "Luo et al., Prediction-Assisted Online DDL Workload Scheduling (seed 001)"
     data = resources.files(__name__).joinpath("data")
 

@@ -39,6 +39,7 @@ class ElasticFamily:
     """The elastic family behind the core's :class:`~dlsched.families.Family` protocol."""
 
     name = "elastic"
+    plots = True
     paper = "Zhou et al., Online Scheduling of Heterogeneous Distributed ML Jobs, TCC (seed 003)"
     data = resources.files(__name__).joinpath("data")
 

@@ -34,6 +34,7 @@ class HareFamily:
     """The hare family behind the core's :class:`~dlsched.families.Family` protocol."""
 
     name = "hare"
+    plots = True
     paper = "Chen et al., Hare, HPDC 2022 (seed 002)"
     data = resources.files(__name__).joinpath("data")
 

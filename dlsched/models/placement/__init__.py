@@ -39,6 +39,7 @@ class PlacementFamily:
     """The placement family behind the core's :class:`~dlsched.families.Family` protocol."""
 
     name = "placement"
+    plots = False
     paper = "Liu et al., Sampling-Based Multi-Job Placement, TPDS 2024 (seed 000)"
     data = resources.files(__name__).joinpath("data")
 
