@@ -13,17 +13,29 @@ each; the readings below are recorded in docs/errata.md (Seed 002).
   GPUs), gang start on the lowest-indexed idle GPUs.
 - ``sched_allox``: AlloX's min-cost bipartite matching of jobs to (GPU, position) slots with
   cost position x processing time; each job runs on one GPU only (no intra-job parallelism).
+
+Each baseline takes an optional ``deadline`` (a ``time.perf_counter()`` value) and raises
+:class:`BaselineTimeUp` past it; :func:`baseline_outcome` is a baseline as a method under
+``--time-limit`` (no schedule, status no_solution, when cut).
 """
 
 from __future__ import annotations
 
+import heapq
+import time
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from dlsched.models import MethodOptions
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
+from dlsched.result import Outcome, verified_outcome
+from dlsched.solvers.base import Status
+from dlsched.solvers.certify import Proof
+from dlsched.solvers.deadline import call_with_deadline
 
 
 def _run_job_on(
@@ -47,30 +59,38 @@ def _run_job_on(
     return items, t
 
 
+class BaselineTimeUp(Exception):
+    """A baseline passed its deadline before it had scheduled every job."""
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise BaselineTimeUp()
+
+
 def _gang(
-    instance: HareInstance,
-    priority: Callable[[int, float], float],
-    fastest: bool,
-    strict_order: bool,
+    instance: HareInstance, priority: Callable[[int], float], fastest: bool, deadline: float | None
 ) -> TaskSchedule:
-    """Event-driven gang scheduler: a job starts when it gets its GPUs and keeps them."""
+    """Event-driven gang scheduler: at each event the arrived job of least (priority, index)
+    waits for its GPUs (head-of-line: no other job overtakes it); a job keeps its GPUs for all
+    its rounds. :class:`BaselineTimeUp` past ``deadline`` (a ``time.perf_counter()`` value)."""
     jobs = instance.jobs
     num_gpus = instance.num_gpus
     free_at = [0.0] * num_gpus
-    waiting = set(range(len(jobs)))
+    arrival_order = sorted(range(len(jobs)), key=lambda n: (jobs[n].arrival, n))
+    arrived: list[tuple[float, int]] = []  # heap of (priority, job) of the arrived waiting jobs
+    nxt = 0  # arrival_order[nxt:] have not arrived
     items = []
     t = 0.0
-    arrival_order = sorted(waiting, key=lambda n: (jobs[n].arrival, n))
-    while waiting:
-        arrived = [n for n in waiting if jobs[n].arrival <= t + 1e-12]
-        if strict_order:
-            head = next(n for n in arrival_order if n in waiting)
-            candidates = [head] if head in arrived else []
-        else:
-            candidates = sorted(arrived, key=lambda n: (priority(n, t), n))[:1]
+    while arrived or nxt < len(jobs):
+        _check(deadline)
+        while nxt < len(jobs) and jobs[arrival_order[nxt]].arrival <= t + 1e-12:
+            n = arrival_order[nxt]
+            heapq.heappush(arrived, (priority(n), n))
+            nxt += 1
         idle = [g for g in range(num_gpus) if free_at[g] <= t + 1e-12]
-        if candidates:
-            n = candidates[0]
+        if arrived:
+            n = arrived[0][1]
             need = min(jobs[n].tasks_per_round, num_gpus)
             if len(idle) >= need:
                 if fastest:
@@ -81,44 +101,45 @@ def _gang(
                 items.extend(its)
                 for g in chosen:
                     free_at[g] = end
-                waiting.discard(n)
+                heapq.heappop(arrived)
                 continue
         # advance to the next event: a GPU becomes idle or a job arrives
-        nxt = [f for f in free_at if f > t + 1e-12] + [
-            jobs[n].arrival for n in waiting if jobs[n].arrival > t + 1e-12
-        ]
-        t = min(nxt)
+        events = [f for f in free_at if f > t + 1e-12]
+        if nxt < len(jobs):
+            events.append(jobs[arrival_order[nxt]].arrival)
+        t = min(events)
     return TaskSchedule.from_items(items)
 
 
-def gavel_fifo(instance: HareInstance) -> TaskSchedule:
-    return _gang(instance, lambda n, t: instance.jobs[n].arrival, fastest=True, strict_order=True)
+def gavel_fifo(instance: HareInstance, deadline: float | None = None) -> TaskSchedule:
+    """Arrival order, no overtaking: the arrived job of least (arrival, index) goes first."""
+    return _gang(instance, lambda n: instance.jobs[n].arrival, True, deadline)
 
 
-def srtf(instance: HareInstance) -> TaskSchedule:
+def srtf(instance: HareInstance, deadline: float | None = None) -> TaskSchedule:
     jobs = instance.jobs
 
-    def remaining(n: int, t: float) -> float:
+    def remaining(n: int) -> float:
         j = jobs[n]
         per_task = min(a + b for a, b in zip(j.train_time, j.sync_time, strict=True))
         waves = -(-j.tasks_per_round // min(j.tasks_per_round, instance.num_gpus))
         return j.rounds * waves * per_task
 
-    return _gang(instance, remaining, fastest=True, strict_order=False)
+    return _gang(instance, remaining, True, deadline)
 
 
-def sched_homo(instance: HareInstance) -> TaskSchedule:
+def sched_homo(instance: HareInstance, deadline: float | None = None) -> TaskSchedule:
     jobs = instance.jobs
 
-    def smith(n: int, t: float) -> float:
+    def smith(n: int) -> float:
         j = jobs[n]
         avg = float(np.mean(j.train_time) + np.mean(j.sync_time))
         return j.rounds * j.tasks_per_round * avg / j.weight
 
-    return _gang(instance, smith, fastest=False, strict_order=False)
+    return _gang(instance, smith, False, deadline)
 
 
-def sched_allox(instance: HareInstance) -> TaskSchedule:
+def sched_allox(instance: HareInstance, deadline: float | None = None) -> TaskSchedule:
     jobs = instance.jobs
     n_jobs, n_gpus = len(jobs), instance.num_gpus
     # processing time of the whole job alone on GPU m: per round K T^c back to back (sync of a
@@ -132,12 +153,11 @@ def sched_allox(instance: HareInstance) -> TaskSchedule:
             for j in jobs
         ]
     )
-    # slot (m, q): the job is q-th from last on GPU m and delays q jobs (itself included)
-    cost = np.zeros((n_jobs, n_gpus * n_jobs))
-    for m in range(n_gpus):
-        for q in range(1, n_jobs + 1):
-            cost[:, m * n_jobs + q - 1] = q * p[:, m]
-    rows, cols = linear_sum_assignment(cost)
+    # slot (m, q): the job is q-th from last on GPU m and delays q jobs (itself included);
+    # column m * n_jobs + q - 1
+    positions = np.arange(1, n_jobs + 1, dtype=float)
+    cost = (p[:, :, None] * positions[None, None, :]).reshape(n_jobs, n_gpus * n_jobs)
+    rows, cols = _assignment(cost, deadline)
     per_gpu: dict[int, list[tuple[int, int]]] = {m: [] for m in range(n_gpus)}
     for n, c in zip(rows, cols, strict=True):
         per_gpu[c // n_jobs].append((c % n_jobs, n))
@@ -151,7 +171,51 @@ def sched_allox(instance: HareInstance) -> TaskSchedule:
     return TaskSchedule.from_items(items)
 
 
-BASELINES: dict[str, Callable[[HareInstance], TaskSchedule]] = {
+def _assignment(cost: np.ndarray, deadline: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """linear_sum_assignment(cost), killed at ``deadline`` (it cannot stop itself: seconds on
+    a thousand jobs, and it grows as jobs^3 x GPUs)."""
+    if deadline is None:
+        return linear_sum_assignment(cost)  # type: ignore[no-any-return]
+    _check(deadline)
+    got = call_with_deadline(
+        linear_sum_assignment,
+        cost,
+        seconds=max(deadline - time.perf_counter(), 0.0),
+        label="AlloX matching",
+    )
+    if got is None:
+        raise BaselineTimeUp()
+    return got
+
+
+def baseline_outcome(name: str, instance: HareInstance, options: MethodOptions) -> Outcome:
+    """``BASELINES[name]`` as a method under ``options.solve.time_limit``: its verified
+    schedule, or status no_solution (why: ``details["reason"]``) when the limit passes before
+    every job is scheduled (a partial gang schedule is no schedule; the baselines prove
+    nothing, so there is no bound either)."""
+    t0 = time.perf_counter()
+    limit = options.solve.time_limit
+    try:
+        sched = BASELINES[name](instance, None if limit is None else t0 + limit)
+    except BaselineTimeUp:
+        reason = f"time limit of {limit:g} s reached before {name} had scheduled every job"
+        return verified_outcome(
+            instance,
+            name,
+            None,
+            wall_time=time.perf_counter() - t0,
+            proof=Proof(hit_limit=True),
+            status=Status.NO_SOLUTION,
+            details={"reason": reason},
+        )
+    return verified_outcome(instance, name, sched, wall_time=time.perf_counter() - t0)
+
+
+class Baseline(Protocol):
+    def __call__(self, instance: HareInstance, deadline: float | None = None) -> TaskSchedule: ...
+
+
+BASELINES: dict[str, Baseline] = {
     "gavel-fifo": gavel_fifo,
     "srtf": srtf,
     "sched-homo": sched_homo,
