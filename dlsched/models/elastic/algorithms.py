@@ -451,10 +451,46 @@ def _earliest(
     return placed, unplaced
 
 
+def alone_completion(inst: ElasticInstance, j: int) -> int | None:
+    """The earliest completion of job j alone on the empty cluster from its arrival (None: it
+    cannot complete by T). No schedule completes j earlier: the cluster is never emptier."""
+    placed, _ = _earliest(inst, [j], Ledger(inst))
+    return placed[0][1].at(placed[0][2]).end if placed else None
+
+
 def alone_infeasible(inst: ElasticInstance, jobs: Sequence[int]) -> list[int]:
     """The jobs of ``jobs`` that cannot complete by T even alone on the empty cluster (from
     their arrival): each proves program (2)/(15) infeasible."""
-    return [j for j in jobs if _earliest(inst, [j], Ledger(inst))[1]]
+    return [j for j in jobs if alone_completion(inst, j) is None]
+
+
+def smith_list(inst: ElasticInstance) -> ElasticSchedule | None:
+    """A quick incumbent: jobs by Smith's rule (w_j over its duration alone, largest first),
+    each at its earliest completion in what the earlier ones leave; None when one of them
+    then cannot complete by T."""
+    span = []
+    for j, job in enumerate(inst.jobs):
+        c = alone_completion(inst, j)
+        if c is None:
+            return None
+        span.append(max(c - job.arrival, 1))
+    order = sorted(range(inst.num_jobs), key=lambda j: (-inst.jobs[j].weight / span[j], j))
+    placed, unplaced = _earliest(inst, order, Ledger(inst))
+    if unplaced:
+        return None
+    return ElasticSchedule.of(cfg.at(start) for _, cfg, start in placed)
+
+
+def alone_bound(inst: ElasticInstance) -> float:
+    """sum_j w_j c_j with each c_j its earliest completion alone: a lower bound on (2)/(15)
+    (math.inf when some job cannot complete by T, i.e. the program is infeasible)."""
+    total = 0.0
+    for j, job in enumerate(inst.jobs):
+        c = alone_completion(inst, j)
+        if c is None:
+            return math.inf
+        total += job.weight * c
+    return total
 
 
 ALGORITHMS: dict[str, Callable[[ElasticInstance, MethodOptions], Run]] = {

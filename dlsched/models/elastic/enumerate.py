@@ -19,6 +19,7 @@ Two reductions are applied while generating, each a dominance of the same kind:
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -34,6 +35,19 @@ MAX_CONFIGS = 100_000
 
 class EnumerationTooLarge(DlschedError):
     """Gamma_j has more configurations than the cap: the exact route does not apply."""
+
+
+class EnumerationTimeUp(Exception):
+    """The enumeration passed its deadline; ``done`` jobs had their Gamma_j complete."""
+
+    def __init__(self, done: int = 0) -> None:
+        super().__init__("deadline passed")
+        self.done = done
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise EnumerationTimeUp()
 
 
 @dataclass(frozen=True)
@@ -136,15 +150,19 @@ def _ring_config(inst: ElasticInstance, j: int, m: int, y: tuple[int, ...]) -> I
         yield Config(j, m, 0, y, (0,) * len(y), d, _usage(inst, m, None, y, ()))
 
 
-def _raw_configs(inst: ElasticInstance, j: int, max_configs: int) -> Iterator[Config]:
+def _raw_configs(
+    inst: ElasticInstance, j: int, max_configs: int, deadline: float | None = None
+) -> Iterator[Config]:
     """Every candidate configuration; :class:`EnumerationTooLarge` once more than
-    ``max_configs`` candidates (fitting or not) have been examined."""
+    ``max_configs`` candidates (fitting or not) have been examined, :class:`EnumerationTimeUp`
+    past ``deadline`` (a ``time.perf_counter()`` value)."""
     chunks = inst.jobs[j].chunks
     per_placement = len(inst.ps_choices()) * inst.num_servers if inst.is_ps else 1
     examined = 0
     for m in range(len(inst.worker_types)):
         for y in compositions(worker_caps(inst, m, chunks), 1, chunks):
             examined += per_placement
+            _check(deadline)
             if examined > max_configs:
                 raise EnumerationTooLarge(
                     f"job {inst.jobs[j].name}: Gamma_j has more than {max_configs} candidate "
@@ -155,14 +173,16 @@ def _raw_configs(inst: ElasticInstance, j: int, max_configs: int) -> Iterator[Co
             yield from (_ps_configs if inst.is_ps else _ring_config)(inst, j, m, y)
 
 
-def pareto(configs: list[Config]) -> list[Config]:
-    """The configurations no other one dominates (ties: the first one is kept)."""
+def pareto(configs: list[Config], deadline: float | None = None) -> list[Config]:
+    """The configurations no other one dominates (ties: the first one is kept);
+    :class:`EnumerationTimeUp` past ``deadline``."""
     if not configs:
         return []
     d = np.array([c.duration for c in configs], dtype=float)
     u = np.array([c.usage.ravel() for c in configs])
     keep = []
     for i in range(len(configs)):
+        _check(deadline)
         le = (d <= d[i]) & (u <= u[i] + 1e-12).all(axis=1)
         eq = (d == d[i]) & (np.abs(u - u[i]) <= 1e-12).all(axis=1)
         le[i] = False
@@ -174,14 +194,27 @@ def pareto(configs: list[Config]) -> list[Config]:
     return keep
 
 
-def gamma(inst: ElasticInstance, j: int, max_configs: int = MAX_CONFIGS) -> Gamma:
+def gamma(
+    inst: ElasticInstance, j: int, max_configs: int = MAX_CONFIGS, deadline: float | None = None
+) -> Gamma:
     """Gamma_j of job j (configurations; starts by :meth:`Config.starts`), dominance applied.
 
-    Raises :class:`EnumerationTooLarge` once more than ``max_configs`` candidates are examined.
+    Raises :class:`EnumerationTooLarge` once more than ``max_configs`` candidates are examined,
+    :class:`EnumerationTimeUp` past ``deadline`` (a ``time.perf_counter()`` value).
     """
-    raw = list(_raw_configs(inst, j, max_configs))
-    return Gamma(j, tuple(pareto(raw)), len(raw))
+    raw = list(_raw_configs(inst, j, max_configs, deadline))
+    return Gamma(j, tuple(pareto(raw, deadline)), len(raw))
 
 
-def enumerate_all(inst: ElasticInstance, max_configs: int = MAX_CONFIGS) -> list[Gamma]:
-    return [gamma(inst, j, max_configs) for j in range(inst.num_jobs)]
+def enumerate_all(
+    inst: ElasticInstance, max_configs: int = MAX_CONFIGS, deadline: float | None = None
+) -> list[Gamma]:
+    """Gamma_j of every job; :class:`EnumerationTimeUp` (with how many jobs were done) past
+    ``deadline``."""
+    out: list[Gamma] = []
+    try:
+        for j in range(inst.num_jobs):
+            out.append(gamma(inst, j, max_configs, deadline))
+    except EnumerationTimeUp:
+        raise EnumerationTimeUp(len(out)) from None
+    return out

@@ -17,7 +17,7 @@ from typing import Any
 
 from dlsched.errors import OptionError
 from dlsched.models import Method, MethodOptions
-from dlsched.models.elastic.enumerate import MAX_CONFIGS, enumerate_all
+from dlsched.models.elastic.enumerate import MAX_CONFIGS, EnumerationTimeUp, enumerate_all
 from dlsched.models.elastic.exact import Column, all_columns, build_packing
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.solution import ElasticSchedule
@@ -59,11 +59,59 @@ def _solve_packing(
     return replace(res, values={}), chosen
 
 
+def _cut_outcome(
+    instance: ElasticInstance,
+    t0: float,
+    quick: tuple[float, ElasticSchedule | None],
+    details: dict[str, Any],
+) -> Outcome:
+    """``exact`` stopped by the time limit before the packing ILP answered: the quick
+    incumbent and bound of :func:`_quick` (infeasibility when the bound is infinite)."""
+    bound, incumbent = quick
+    details = {**details, "alone_bound": bound}
+    if incumbent is not None:
+        details["incumbent"] = "smith-list"
+    else:
+        details["reason"] = f"time limit reached during {details['stopped_in']}"
+    if math.isinf(bound):  # a job cannot complete by T even alone: (2) is infeasible
+        details["reason"] = "a job cannot complete by T even alone on the empty cluster"
+    return verified_outcome(
+        instance,
+        "exact",
+        incumbent,
+        wall_time=time.perf_counter() - t0,
+        proof=Proof(
+            bound=bound,
+            hit_limit=True,
+            infeasible=math.isinf(bound),
+            unit=objective_unit(instance),
+        ),
+        details=details,
+    )
+
+
+def _quick(instance: ElasticInstance) -> tuple[float, ElasticSchedule | None]:
+    """What ``exact`` holds before enumerating, in milliseconds: the alone bound and the
+    Smith-order list schedule (:func:`.algorithms.alone_bound`, :func:`.algorithms.smith_list`)."""
+    from dlsched.models.elastic.algorithms import alone_bound, smith_list
+
+    bound = alone_bound(instance)
+    return bound, None if math.isinf(bound) else smith_list(instance)
+
+
 def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
-    """Gamma_j enumerated (dominance applied), then the packing ILP (8)/(17) on HiGHS."""
+    """Gamma_j enumerated (dominance applied), then the packing ILP (8)/(17) on HiGHS; both
+    within the time limit (cut: the quick incumbent and bound of :func:`_quick`)."""
     t0 = time.perf_counter()
     cap = _positive_int(options, "max_configs", MAX_CONFIGS)
-    gammas = enumerate_all(instance, cap)
+    limit = options.solve.time_limit
+    quick = _quick(instance)
+    try:
+        gammas = enumerate_all(instance, cap, None if limit is None else t0 + limit)
+    except EnumerationTimeUp as cut:
+        return _cut_outcome(
+            instance, t0, quick, {"stopped_in": "enumeration", "jobs_enumerated": cut.done}
+        )
     details: dict[str, Any] = {
         "configs_generated": sum(g.generated for g in gammas),
         "configs_kept": sum(len(g.configs) for g in gammas),
@@ -84,22 +132,12 @@ def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
     so = options.solve
     got = _within_limit(_solve_packing, instance, columns, so, options=so, t0=t0)
     if got is None:
-        return verified_outcome(
-            instance,
-            "exact",
-            None,
-            wall_time=time.perf_counter() - t0,
-            proof=Proof(hit_limit=True),
-            details={**details, "model_built": False},
-        )
+        details = {**details, "model_built": False, "stopped_in": "building the packing ILP"}
+        return _cut_outcome(instance, t0, quick, details)
     res, chosen = got
-    schedule = None
-    claimed = None
-    if chosen:
-        schedule = ElasticSchedule.of(columns[k].config.at(columns[k].start) for k in chosen)
-        claimed = sum(columns[k].cost(instance) for k in chosen)
+    schedule, claimed = _better(instance, columns, chosen, quick[1], details)
     proof = Proof(
-        bound=res.bound,
+        bound=quick[0] if res.bound is None else max(quick[0], res.bound),
         claimed_optimal=res.status == Status.OPTIMAL,
         infeasible=res.status == Status.INFEASIBLE,
         hit_limit=res.status == Status.TIME_LIMIT,
@@ -115,6 +153,29 @@ def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
         claimed=claimed,
         details=details,
     )
+
+
+def _better(
+    instance: ElasticInstance,
+    columns: Sequence[Column],
+    chosen: list[int],
+    incumbent: ElasticSchedule | None,
+    details: dict[str, Any],
+) -> tuple[ElasticSchedule | None, float | None]:
+    """The packing ILP's schedule and cost, or the quick incumbent when it is better (a time-
+    limited ILP may hold none or a worse one; ``details["incumbent"]`` says which)."""
+    from dlsched.models.elastic.check import check_schedule
+
+    schedule = claimed = None
+    if chosen:
+        schedule = ElasticSchedule.of(columns[k].config.at(columns[k].start) for k in chosen)
+        claimed = sum(columns[k].cost(instance) for k in chosen)
+    if incumbent is not None:
+        value = check_schedule(instance, incumbent).objective
+        if claimed is None or value < claimed:
+            details["incumbent"] = "smith-list"
+            return incumbent, value
+    return schedule, claimed
 
 
 def run_lp_bound(instance: ElasticInstance, options: MethodOptions) -> Outcome:
