@@ -3,6 +3,8 @@ placement of the categories they finished (status time_limit), or no_solution be
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from dlsched.instances import load
@@ -56,3 +58,24 @@ def test_jps_that_examines_all_its_samples_is_not_cut():
     out = run_method(load(SMALL), "jps", MethodOptions(SolveOptions(time_limit=60.0)))
     assert out.status == Status.FEASIBLE
     assert out.details["categories_examined"] == out.details["samples_drawn"]
+
+
+def surjections(s: int, k: int) -> int:
+    """Assignments of k workers onto all s jobs, by inclusion-exclusion."""
+    return sum((-1) ** i * math.comb(s, i) * (s - i) ** k for i in range(s + 1))
+
+
+def test_exhaustive_cut_by_the_limit_proves_nothing():
+    inst = load(SMALL)  # 4^12 assignments: about 16 s in all
+    out = run_method(inst, "exhaustive", MethodOptions(SolveOptions(time_limit=0.5)))
+    assert out.status == Status.TIME_LIMIT
+    assert within(out.wall_time, 0.5)
+    assert out.bound is None
+    assert 0 < out.details["assignments_examined"] < surjections(inst.num_jobs, inst.num_workers)
+
+
+def test_exhaustive_examines_every_surjection_when_it_ends():
+    inst = load("placement/liu2024-s3k8-seed1")
+    out = run_method(inst, "exhaustive", MethodOptions(SolveOptions(time_limit=60.0)))
+    assert out.status == Status.OPTIMAL
+    assert out.details["assignments_examined"] == surjections(inst.num_jobs, inst.num_workers)

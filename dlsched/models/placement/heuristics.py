@@ -442,9 +442,20 @@ def optimus_lb(instance: PlacementInstance) -> tuple[int, ...]:
 EXHAUSTIVE_LIMIT = 60_000_000
 
 
-def exhaustive(instance: PlacementInstance, chunk: int = 1 << 20) -> tuple[tuple[int, ...], int]:
+def exhaustive(instance: PlacementInstance, chunk: int = 1 << 18) -> tuple[tuple[int, ...], int]:
     """Every assignment of K workers to S jobs (S^K of them), vectorised in chunks; returns the
     best surjective assignment and the number of feasible ones examined."""
+    best, feasible, _ = exhaustive_search(instance, None, chunk)
+    assert best is not None
+    return best, feasible
+
+
+def exhaustive_search(
+    instance: PlacementInstance, deadline: float | None, chunk: int = 1 << 18
+) -> tuple[tuple[int, ...] | None, int, bool]:
+    """:func:`exhaustive` until ``deadline`` (a :func:`time.perf_counter` value, checked
+    between chunks): (best assignment so far or None, feasible ones examined, whether every
+    assignment was examined)."""
     s, k = instance.num_jobs, instance.num_workers
     total = s**k
     if total > EXHAUSTIVE_LIMIT:
@@ -459,6 +470,8 @@ def exhaustive(instance: PlacementInstance, chunk: int = 1 << 20) -> tuple[tuple
     best_val, best = float("inf"), None
     feasible = 0
     for lo in range(0, total, chunk):
+        if _expired(deadline):
+            return best, feasible, False
         codes = np.arange(lo, min(lo + chunk, total), dtype=np.int64)
         a = (codes[:, None] // powers[None, :]) % s
         ok = np.ones(len(codes), dtype=bool)
@@ -472,5 +485,4 @@ def exhaustive(instance: PlacementInstance, chunk: int = 1 << 20) -> tuple[tuple
         j = int(np.argmin(vals))
         if vals[j] < best_val:
             best_val, best = float(vals[j]), tuple(int(x) for x in a[j])
-    assert best is not None
-    return best, feasible
+    return best, feasible, True
