@@ -79,3 +79,12 @@ def test_exhaustive_examines_every_surjection_when_it_ends():
     out = run_method(inst, "exhaustive", MethodOptions(SolveOptions(time_limit=60.0)))
     assert out.status == Status.OPTIMAL
     assert out.details["assignments_examined"] == surjections(inst.num_jobs, inst.num_workers)
+
+
+@pytest.mark.parametrize(("method", "params"), [("has", {}), ("jps", {"samples": 10**8})])
+def test_the_categories_of_a_large_instance_are_not_listed_before_the_search(method, params):
+    inst = load("placement/liu2024-s5k100-seed0")  # |Psi| = C(99, 4) = 3.8 million
+    out = run_method(inst, method, MethodOptions(SolveOptions(time_limit=1.0), params))
+    assert out.status == Status.TIME_LIMIT
+    assert within(out.wall_time, 1.0)
+    assert out.details["categories_examined"] > 0

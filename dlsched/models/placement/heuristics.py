@@ -15,6 +15,7 @@ them into verified outcomes.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -309,10 +310,11 @@ def has(
     (line 17: strict improvement, so the earliest category wins ties). Past ``deadline`` (a
     :func:`time.perf_counter` value) raises :class:`TimeUp` with the categories finished."""
     ev = Evaluator(instance)
+    cats: Iterable[tuple[int, tuple[int, ...]]]
     if only is not None:
         cats = [(0, tuple(only))]
-    else:
-        cats = list(enumerate(algorithm1(instance.num_workers, instance.num_jobs)))
+    else:  # lazily: Psi has C(K-1, S-1) categories (3.8 million for S=5, K=100)
+        cats = enumerate(algorithm1(instance.num_workers, instance.num_jobs))
     results = _run_categories(instance, ev, cats, variant, deadline)
     return lowest_jct(results), results
 
@@ -320,7 +322,7 @@ def has(
 def _run_categories(
     instance: PlacementInstance,
     ev: Evaluator,
-    cats: list[tuple[int, tuple[int, ...]]],
+    cats: Iterable[tuple[int, tuple[int, ...]]],
     variant: str,
     deadline: float | None,
 ) -> list[CategoryResult]:
@@ -375,13 +377,15 @@ def jps(
     start = num_categories(k, s) - pool
     picks = np.sort(rng.choice(pool, size=min(samples, pool), replace=False)) + start
     order = job_priority(instance)
-    cats = []
-    for idx in picks:
-        cat = unrank(int(idx), k, s)
+
+    def prioritised(idx: int) -> tuple[int, tuple[int, ...]]:
+        cat = unrank(idx, k, s)
         sizes = [0] * s
         for pos, job in enumerate(order):
             sizes[int(job)] = cat[pos]
-        cats.append((int(idx), tuple(sizes)))
+        return idx, tuple(sizes)
+
+    cats = (prioritised(int(idx)) for idx in picks)  # lazily: up to the whole rear of Psi
     results = _run_categories(instance, Evaluator(instance), cats, "clearing", deadline)
     return jps_choice(results, beta), results
 
