@@ -341,9 +341,8 @@ def hint_candidates(
 ) -> list[tuple[str, TaskSchedule]]:
     """Quick feasible schedules: list schedules by several priorities (both GPU rules),
     Algorithm 1 on per-job chain starts, then the baselines until ``deadline`` (a
-    ``time.perf_counter()`` value; the list schedules always run, they take milliseconds per
-    thousand tasks, while a baseline can take seconds on a thousand jobs)."""
-    from .baselines import BASELINES
+    ``time.perf_counter()`` value; the list schedules always run, the baselines stop at it)."""
+    from .baselines import BASELINES, BaselineTimeUp
     from .rounding import list_schedule
 
     jobs = instance.jobs
@@ -380,9 +379,10 @@ def hint_candidates(
             except ValueError:  # an order breaking the round sequence (cannot happen here)
                 continue
     for name, fn in BASELINES.items():
-        if deadline is not None and time.perf_counter() >= deadline:
+        try:
+            out.append((name, fn(instance, deadline)))
+        except BaselineTimeUp:
             break
-        out.append((name, fn(instance)))
     return out
 
 
