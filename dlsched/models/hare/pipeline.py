@@ -65,10 +65,9 @@ BRANCH_MAX_GPUS = 8
 #: instance of benchmarks/RESULTS_hare.md section 7; above, CP-SAT keeps half of the time.
 BRANCH_SHARE_SMALL, BRANCH_SHARE_LARGE, BRANCH_SMALL_TASKS = 0.8, 0.5, 20
 #: CP-SAT workers chosen by the route (unless ``options.threads`` asks for more): the full
-#: portfolio from :data:`PORTFOLIO_MIN_TASKS` tasks on (its lower-bound workers are what move
-#: the bound: with 2 workers the bound of a 30-task instance stayed 20 % lower after 60 s,
-#: benchmarks/RESULTS_hare.md section 8), one worker on the tiniest models (proven in
-#: milliseconds; the portfolio only adds start-up).
+#: portfolio from :data:`PORTFOLIO_MIN_TASKS` tasks on (on 30 and 60 tasks it ended with the
+#: best bound or incumbent of 1, 2 and 8 workers, benchmarks/RESULTS_hare.md section 8), one
+#: worker on the tiniest models (proven in milliseconds; the portfolio only adds start-up).
 PORTFOLIO_WORKERS, PORTFOLIO_MIN_TASKS = 8, 9
 #: The short CP-SAT run before the branch and bound (see :func:`_branch_stage`): two workers
 #: found the optimum 99.9 of hetero-4gpu-6jobs in 1.5 s where one worker stopped at 100.4.
