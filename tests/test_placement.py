@@ -316,3 +316,11 @@ def test_reported_data_split_is_proportional() -> None:
     opt = run_method(inst, "optimus")
     for job in inst.jobs:  # Optimus splits equally
         assert len({round(x, 6) for x in opt.details["samples_per_worker"][job.name].values()}) == 1
+
+
+def test_a_market_that_never_clears_is_a_no_solution_outcome_not_an_error(motivating) -> None:
+    # has-literal on the paper's own example exceeds P_max (E000-8): compare and sweep go on
+    out = run_method(motivating, "has-literal")
+    assert str(out.status) == "no_solution" and out.objective is None
+    assert "Theorem 1" in out.details["reason"]
+    assert run_method(motivating, "has").objective is not None

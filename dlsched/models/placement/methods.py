@@ -119,6 +119,15 @@ def _run_has(instance: PlacementInstance, opts: MethodOptions, variant: str) -> 
     except H.TimeUp as cut:
         examined = cut.results
         best = H.lowest_jct(examined) if examined else None
+    except H.PricingDidNotTerminate as e:  # the paper's rules on some markets (E000-8, E000-9)
+        return verified_outcome(
+            instance,
+            name,
+            None,
+            wall_time=time.perf_counter() - t0,
+            status=Status.NO_SOLUTION,
+            details={"categories_total": total, "reason": str(e)},
+        )
     hit = len(examined) < total
     return _market_outcome(instance, name, t0, best, examined, hit, {"categories_total": total})
 
