@@ -165,3 +165,14 @@ def test_empirical_claims_record() -> None:
     assert rec.optimum_status == "optimal"
     assert rec.has_gap >= -1e-9 and rec.jps_worst_gap >= rec.jps_mean_gap >= -1e-9
     assert rec.paper_jps_gap == 0.0054
+
+
+def test_an_unbounded_guarantee_reads_inf_in_the_table_not_blank() -> None:
+    # a job on every GPU makes Theorem 1's bound infinite: blank would read "no guarantee"
+    from dlsched.bounds import format_table
+    from dlsched.models.ddlwmp.generate import generate
+
+    rows = compare(generate(4, 8, 1), ["a-srpt"], "exact", MethodOptions())
+    row = next(r for r in rows if r.method == "a-srpt")
+    assert row.guarantee == float("inf") and row.holds is True
+    assert " inf " in format_table([row]) and row.to_json()["guarantee"] is None

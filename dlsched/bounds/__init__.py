@@ -152,9 +152,10 @@ def compare(
 
 
 def to_frame(rows: Iterable[Comparison]):  # type: ignore[no-untyped-def]
+    """The records as a DataFrame (an unbounded guarantee stays inf, unlike in JSON)."""
     import pandas as pd
 
-    return pd.DataFrame([r.to_json() for r in rows])
+    return pd.DataFrame([asdict(r) for r in rows])
 
 
 #: The columns a person reads first. ``value`` is the objective of a verified solution, or
