@@ -481,6 +481,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_seed_range(args: argparse.Namespace) -> None:
+    """Every seed of ``--first-seed`` .. + ``--count`` - 1 must be one ``--seed`` accepts, so
+    each generated instance can be made again alone."""
+    last = args.first_seed + args.count - 1
+    if last > MAX_SEED:
+        raise OptionError("--count", args.count, f"seeds would reach {last} > {MAX_SEED}")
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from dlsched import families
     from dlsched.bounds import check_methods, sweep
@@ -489,6 +497,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     _check_output("-o", args.output)
     _check_lengths("--counterexamples", args.counterexamples)
+    _check_seed_range(args)
     family = families.get(args.family)
     check_methods(args.family, _methods_arg(args.methods), args.reference)
     instances = (
@@ -540,6 +549,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         for t in theorems:
             print(f"{t.id:<18}{t.family:<11}{t.statement[:90]}")
         return 0
+    _check_seed_range(args)
     out = _check_folder("-o", args.output)
     opts = VerifyOptions(
         count=args.count,

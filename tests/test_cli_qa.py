@@ -276,3 +276,15 @@ def test_the_layout_lists_every_family_folder(doc: str) -> None:
     layout = text[text.index("one folder per family") :][:800]
     for name in families.names():
         assert f"{name}/" in layout, (doc, name)
+
+
+@pytest.mark.parametrize("command", ["sweep", "verify"])
+def test_seeds_past_the_largest_seed_are_refused_before_any_work(command, tmp_path, capsys):
+    out = tmp_path / ("s.jsonl" if command == "sweep" else "v")
+    args = ["--first-seed", str(2**31 - 1), "--count", "2", "-o", str(out)]
+    sweep = ["sweep", "hare", "--jobs", "3", "--workers", "2", "--methods", "greedy"]
+    head = sweep if command == "sweep" else ["verify"]
+    assert main([*head, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--count" in err and "2147483648" in err
+    assert not out.exists()
