@@ -8,8 +8,12 @@ progress on stderr for long solves, and returns the raw numbers as a :class:`Cps
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +61,46 @@ def _progress_callback(label: str, t0: float) -> Any:
     return Progress()
 
 
+@contextmanager
+def _stop_on_interrupt(solver: Any) -> Iterator[None]:
+    """Ctrl-C stops the solve at once and raises KeyboardInterrupt after it. CP-SAT's own
+    SIGINT catching (``catch_sigint_signal``) ends the search quietly, so the caller carried on
+    to its next stage, and it left SIGINT's handler at the system default afterwards (a later
+    Ctrl-C killed the process without cleanup). Instead Python keeps its handler, whose wakeup
+    byte makes a watcher thread stop the search; the main thread then raises as usual. Only in
+    the main thread, with Python's handler in place and no other wakeup fd."""
+    solver.parameters.catch_sigint_signal = False
+    if threading.current_thread() is not threading.main_thread() or not callable(
+        signal.getsignal(signal.SIGINT)
+    ):
+        yield
+        return
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    old = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    if old != -1:  # someone else listens (an event loop): leave it theirs
+        signal.set_wakeup_fd(old)
+        os.close(read)
+        os.close(write)
+        yield
+        return
+
+    def watch() -> None:
+        while data := os.read(read, 64):
+            if signal.SIGINT in data:
+                solver.stop_search()
+
+    thread = threading.Thread(target=watch, name="dlsched-sigint", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(-1)
+        os.close(write)  # the watcher reads end-of-file and returns
+        thread.join()
+        os.close(read)
+
+
 def run_cpsat(
     model: Any,
     options: SolveOptions,
@@ -85,7 +129,8 @@ def run_cpsat(
         p.max_time_in_seconds = max(limit, 0.01)
     for key, val in {**(params or {}), **options.extra}.items():
         setattr(p, key, val)
-    code = solver.solve(model, _progress_callback(label, t0))
+    with _stop_on_interrupt(solver):
+        code = solver.solve(model, _progress_callback(label, t0))
     if code == cp_model.MODEL_INVALID:
         raise InternalError(f"CP-SAT rejected the {label} model: {model.validate()}")
     wall = time.perf_counter() - t0
