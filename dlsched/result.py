@@ -121,6 +121,28 @@ def verified_outcome(
     )
 
 
+def no_solution(
+    instance: Any,
+    method: str,
+    reason: str,
+    *,
+    wall_time: float,
+    hit_limit: bool = False,
+    details: Mapping[str, Any] | None = None,
+) -> Outcome:
+    """A method that ends with no solution and no proof: status no_solution, ``reason`` in
+    ``details["reason"]``; ``hit_limit`` when its time limit cut it."""
+    return verified_outcome(
+        instance,
+        method,
+        None,
+        wall_time=wall_time,
+        proof=Proof(hit_limit=hit_limit),
+        status=Status.NO_SOLUTION,
+        details={**dict(details or {}), "reason": reason},
+    )
+
+
 def _agree(name: str, method: str, claimed: float, objective: float, upper: bool) -> None:
     tol = AGREEMENT * max(1.0, abs(objective))
     ok = claimed >= objective - tol if upper else abs(claimed - objective) <= tol

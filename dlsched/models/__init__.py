@@ -30,12 +30,9 @@ class Method:
     summary: str
     exact: bool = False
     params: tuple[str, ...] = ()  # parameter names the method accepts
-    flags: tuple[str, ...] = ()  # those of them that are true or false (besides BOOLEAN_PARAMS)
-
-
-#: Parameter names that are true or false in every method accepting them (hare's switches):
-#: any other value ("no", 0, "bogus") is refused by :func:`run_method`, never read as truthy.
-BOOLEAN_PARAMS = frozenset({"hint", "pooled", "random_ties", "subsets"})
+    #: those of ``params`` that are true or false: any other value ("no", 0, "bogus") is
+    #: refused by :func:`run_method`, never read as truthy
+    flags: tuple[str, ...] = ()
 
 
 def methods(family: str) -> dict[str, Method]:
@@ -68,7 +65,6 @@ def run_method(instance: Any, method: str, options: MethodOptions | None = None)
 
 def check_flags(method: Method, params: Mapping[str, Any]) -> None:
     """OptionError naming the first boolean parameter of ``method`` given anything but a bool."""
-    for name in method.params:
-        boolean = name in BOOLEAN_PARAMS or name in method.flags
-        if boolean and name in params and not isinstance(params[name], bool):
+    for name in method.flags:
+        if name in params and not isinstance(params[name], bool):
             raise OptionError(f"--param {name}", params[name], "expected true or false")

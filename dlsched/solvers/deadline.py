@@ -9,11 +9,11 @@ whatever the model's size. The child's result (or its exception) comes back thro
 from __future__ import annotations
 
 import multiprocessing as mp
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from dlsched.solvers.highs import reset_scheduler
 from dlsched.solvers.progress import PROGRESS_EVERY, beating, note, say
 
 T = TypeVar("T")
@@ -43,17 +43,6 @@ def _wait(recv: Any, seconds: float, label: str) -> bool:
             say(f"{label}: {elapsed:.0f} s elapsed of {seconds:.0f} s")
 
 
-def _stop_highs_workers() -> None:
-    """A forked child inherits HiGHS's global task scheduler without its worker threads: once
-    HiGHS ran multi-threaded in this process, a MIP in the child crawled (the R||sum wC route's
-    time-indexed stage after column generation: the 60 s limit instead of a proof in 10 s).
-    Stopping the workers before the fork lets both processes start them anew."""
-    if "highspy" in sys.modules:  # never import HiGHS only to stop it
-        from dlsched.solvers.highs import reset_scheduler
-
-        reset_scheduler()
-
-
 def call_with_deadline(
     fn: Callable[..., T], *args: Any, seconds: float | None, label: str = "solving"
 ) -> T | None:
@@ -63,7 +52,7 @@ def call_with_deadline(
     if seconds is None:
         return fn(*args)
     note(label)
-    _stop_highs_workers()
+    reset_scheduler()  # the child starts HiGHS's workers anew
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
@@ -85,6 +74,12 @@ def call_with_deadline(
     return value  # type: ignore[no-any-return]
 
 
+def passed(deadline: float | None) -> bool:
+    """Whether ``deadline`` (a ``time.perf_counter()`` value, None: none) has passed: the
+    check of work that stops itself between steps."""
+    return deadline is not None and time.perf_counter() >= deadline
+
+
 #: Seconds a child may overrun its time limit (a solver's own stop) before it is killed.
 GRACE = 1.0
 
@@ -101,4 +96,4 @@ def within_time_limit(
     return call_with_deadline(fn, *args, seconds=left + GRACE, label=label)
 
 
-__all__ = ["GRACE", "call_with_deadline", "within_time_limit"]
+__all__ = ["GRACE", "call_with_deadline", "passed", "within_time_limit"]

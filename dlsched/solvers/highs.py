@@ -11,6 +11,7 @@ row multipliers into a proven lower bound on the LP optimum. :class:`RowBlock` a
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -278,11 +279,12 @@ def use_threads(threads: int) -> None:
 
 
 def reset_scheduler() -> None:
-    """Stop HiGHS's global task scheduler (the next run starts it anew), e.g. before a fork:
-    a child would inherit it without its worker threads."""
-    import highspy
-
-    highspy.Highs.resetGlobalScheduler(True)
+    """Stop HiGHS's global task scheduler (the next run starts it anew); nothing if HiGHS was
+    never loaded. Before a fork: a child inherits the scheduler without its worker threads, and
+    once HiGHS ran multi-threaded here a MIP in the child crawled (the R||sum wC route's
+    time-indexed stage after column generation: the 60 s limit instead of a proof in 10 s)."""
+    if "highspy" in sys.modules:  # never import HiGHS only to stop it
+        sys.modules["highspy"].Highs.resetGlobalScheduler(True)
     _scheduler["threads"] = None
 
 

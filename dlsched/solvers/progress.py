@@ -21,35 +21,44 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 #: Seconds between two progress lines of one solve.
 PROGRESS_EVERY = 10.0
 
 Stage = str | Callable[[], str]
 
+
+@dataclass
+class _State:
+    last: float = 0.0  # when the last line was printed
+    stage: Stage | None = None  # the route's own words (:func:`note`)
+    depth: int = 0  # heartbeats running (nested ones add no thread)
+
+
 _lock = threading.Lock()
-_state: dict[str, object] = {"last": 0.0, "stage": None, "depth": 0}
+_state = _State()
 
 
 def say(text: str) -> None:
     """Print ``dlsched: text`` on stderr now."""
     with _lock:
         print(f"dlsched: {text}", file=sys.stderr, flush=True)
-        _state["last"] = time.perf_counter()
+        _state.last = time.perf_counter()
 
 
 def note(stage: Stage | None) -> None:
     """Describe what the running route does now (None: nothing to add to the elapsed time)."""
-    _state["stage"] = stage
+    _state.stage = stage
 
 
 def beating() -> bool:
     """Whether a :func:`heartbeat` runs (its lines then stand for the waits' own)."""
-    return int(_state["depth"]) > 0  # type: ignore[call-overload]
+    return _state.depth > 0
 
 
 def _stage_text() -> str:
-    stage = _state["stage"]
+    stage = _state.stage
     if callable(stage):
         try:
             return str(stage())
@@ -61,7 +70,7 @@ def _stage_text() -> str:
 def _beat(label: str, limit: float | None, t0: float, stop: threading.Event) -> None:
     while not stop.wait(PROGRESS_EVERY / 4):
         now = time.perf_counter()
-        if now - max(float(_state["last"]), t0) < PROGRESS_EVERY:  # type: ignore[arg-type]
+        if now - max(_state.last, t0) < PROGRESS_EVERY:
             continue
         of = "" if limit is None else f" of {limit:g} s"
         stage = _stage_text()
@@ -72,8 +81,8 @@ def _beat(label: str, limit: float | None, t0: float, stop: threading.Event) -> 
 def heartbeat(label: str, limit: float | None = None) -> Iterator[None]:
     """Run the body with a progress line every :data:`PROGRESS_EVERY` seconds of silence.
     Nested uses add no second thread."""
-    depth = int(_state["depth"])  # type: ignore[call-overload]
-    _state["depth"] = depth + 1
+    depth = _state.depth
+    _state.depth = depth + 1
     stop = threading.Event()
     thread = None
     if depth == 0:
@@ -88,13 +97,13 @@ def heartbeat(label: str, limit: float | None = None) -> Iterator[None]:
         if thread is not None:
             thread.join()
             note(None)
-        _state["depth"] = depth
+        _state.depth = depth
 
 
 def _after_fork_in_child() -> None:
     global _lock
     _lock = threading.Lock()
-    _state["depth"] = 0  # the heartbeat thread stayed in the parent
+    _state.depth = 0  # the heartbeat thread stayed in the parent
 
 
 if hasattr(os, "register_at_fork"):

@@ -27,22 +27,16 @@ def best_online_schedule(instance: DdlwmpInstance) -> tuple[float, str, Schedule
     return min((check_schedule(instance, s).objective, p, s) for s, p in runs)[:3]
 
 
-def best_online(instance: DdlwmpInstance) -> tuple[float, str]:
-    """The least verified objective of the online policies (an upper bound on the optimum)."""
-    objective, policy, _ = best_online_schedule(instance)
-    return objective, policy
-
-
 def _time_indexed(
     instance: DdlwmpInstance, solve_opts: SolveOptions, relax: bool, upper: float | None = None
 ) -> tuple[SolveResult, Schedule | None, dict[str, Any]]:
     """Build and solve the time-indexed model (run under the time limit, in a child);
-    ``upper``: a known objective (default: :func:`best_online`'s)."""
+    ``upper``: a known objective (default: :func:`best_online_schedule`'s)."""
     from dlsched.models.ddlwmp.model import build_time_indexed, decode, job_options
 
     t0 = time.perf_counter()
     options = [job_options(instance, i) for i in range(instance.num_jobs)]
-    upper = best_online(instance)[0] if upper is None else upper
+    upper = best_online_schedule(instance)[0] if upper is None else upper
     mdl = build_time_indexed(instance, options, relax=relax, upper=upper)
     res = solve(
         mdl, "highs", solve_opts.with_(time_limit=solve_opts.remaining(time.perf_counter() - t0))

@@ -19,7 +19,6 @@ Two reductions are applied while generating, each a dominance of the same kind:
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -28,6 +27,7 @@ import numpy as np
 from dlsched.errors import DlschedError
 from dlsched.models.elastic.instance import ElasticInstance, duration
 from dlsched.models.elastic.solution import JobSchedule
+from dlsched.solvers.deadline import passed
 
 #: Default cap on the candidate configurations examined for one job (before dominance).
 MAX_CONFIGS = 100_000
@@ -46,7 +46,7 @@ class EnumerationTimeUp(Exception):
 
 
 def _check(deadline: float | None) -> None:
-    if deadline is not None and time.perf_counter() >= deadline:
+    if passed(deadline):
         raise EnumerationTimeUp()
 
 

@@ -32,10 +32,8 @@ from scipy.optimize import linear_sum_assignment
 from dlsched.models import MethodOptions
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
-from dlsched.result import Outcome, verified_outcome
-from dlsched.solvers.base import Status
-from dlsched.solvers.certify import Proof
-from dlsched.solvers.deadline import call_with_deadline
+from dlsched.result import Outcome, no_solution, verified_outcome
+from dlsched.solvers.deadline import call_with_deadline, passed
 
 
 def _run_job_on(
@@ -64,7 +62,7 @@ class BaselineTimeUp(Exception):
 
 
 def _check(deadline: float | None) -> None:
-    if deadline is not None and time.perf_counter() >= deadline:
+    if passed(deadline):
         raise BaselineTimeUp()
 
 
@@ -179,10 +177,9 @@ ALLOX_INLINE_ENTRIES = 100_000
 def _assignment(cost: np.ndarray, deadline: float | None) -> tuple[np.ndarray, np.ndarray]:
     """linear_sum_assignment(cost), killed at ``deadline`` (it cannot stop itself: seconds on
     a thousand jobs, and it grows as jobs^3 x GPUs)."""
-    if deadline is None or cost.size <= ALLOX_INLINE_ENTRIES:
-        _check(deadline)
-        return linear_sum_assignment(cost)  # type: ignore[no-any-return]
     _check(deadline)
+    if deadline is None or cost.size <= ALLOX_INLINE_ENTRIES:
+        return linear_sum_assignment(cost)  # type: ignore[no-any-return]
     got = call_with_deadline(
         linear_sum_assignment,
         cost,
@@ -205,14 +202,8 @@ def baseline_outcome(name: str, instance: HareInstance, options: MethodOptions) 
         sched = BASELINES[name](instance, None if limit is None else t0 + limit)
     except BaselineTimeUp:
         reason = f"time limit of {limit:g} s reached before {name} had scheduled every job"
-        return verified_outcome(
-            instance,
-            name,
-            None,
-            wall_time=time.perf_counter() - t0,
-            proof=Proof(hit_limit=True),
-            status=Status.NO_SOLUTION,
-            details={"reason": reason},
+        return no_solution(
+            instance, name, reason, wall_time=time.perf_counter() - t0, hit_limit=True
         )
     return verified_outcome(instance, name, sched, wall_time=time.perf_counter() - t0)
 

@@ -65,11 +65,8 @@ def run_exact_cpsat(
     limit = options.solve.time_limit
     deadline = None if limit is None else t0 + HINT_SHARE * limit
     hint = best_hint(instance, deadline)[1] if options.param("hint", True) else None
-    flags = {}
-    for key in ("pooled", "subsets"):  # stage switches of pipeline.solve_exact, on by default
-        flags[key] = options.param(key, True)
-        if not isinstance(flags[key], bool):
-            raise OptionError(f"--param {key}", flags[key], "expected true or false")
+    # stage switches of pipeline.solve_exact, on by default (booleans: checked by run_method)
+    flags = {key: options.param(key, True) for key in ("pooled", "subsets")}
     strategy = choose_strategy(instance, options.solve)
     if not branch:
         strategy = replace(strategy, branch_share=0.0, reason="cp-sat stages (exact-cpsat)")
@@ -368,6 +365,7 @@ METHODS: dict[str, Method] = {
             "certified optimum of Hare_Sched (4)-(8); backend=auto|cpsat|milp|special",
             exact=True,
             params=("backend", "hint", "transformation", "pooled", "subsets"),
+            flags=("hint", "pooled", "subsets"),
         ),
         Method(
             "exact-cpsat",
@@ -376,6 +374,7 @@ METHODS: dict[str, Method] = {
             "(pooled=false: a NoOverlap per GPU), time-indexed LP and job-subset bounds",
             exact=True,
             params=("hint", "pooled", "subsets"),
+            flags=("hint", "pooled", "subsets"),
         ),
         Method(
             "exact-milp",
@@ -401,24 +400,28 @@ METHODS: dict[str, Method] = {
             _hare("max", "earliest-available", "hare"),
             "Algorithm 1 as written (H max over all GPUs, earliest-available GPU)",
             params=_HARE_PARAMS,
+            flags=("random_ties",),
         ),
         Method(
             "hare-assigned",
             _hare("assigned", "earliest-available", "hare-assigned"),
             "Algorithm 1 variant: H_i on the GPU the relaxation assigned",
             params=_HARE_PARAMS,
+            flags=("random_ties",),
         ),
         Method(
             "hare-eft",
             _hare("max", "earliest-finish", "hare-eft"),
             "Algorithm 1 variant: earliest-finish GPU instead of earliest-available",
             params=_HARE_PARAMS,
+            flags=("random_ties",),
         ),
         Method(
             "hare-strong",
             _hare("max", "earliest-available", "hare-strong", "strong"),
             "Algorithm 1 variant: x^ from RL + Queyranne subset inequalities",
             params=_HARE_PARAMS,
+            flags=("random_ties",),
         ),
         Method("gavel-fifo", _baseline("gavel-fifo"), "FIFO gang scheduling on fastest idle GPUs"),
         Method("srtf", _baseline("srtf"), "shortest remaining time first (gang, non-preemptive)"),

@@ -288,7 +288,8 @@ def solve_single_task(
     limit = options.time_limit if options.time_limit is not None else 1e9
     t_end = t0 + limit
     data = sum_wc_data(instance)
-    unit_of = objective_unit(scale_data(instance))
+    scaled = scale_data(instance)
+    unit_of = objective_unit(scaled)
     note("local search")
     ls, ls_cost, visits = iterated_local_search(
         data, None, min(LS_SECONDS, LS_SHARE * limit), options.seed
@@ -299,7 +300,7 @@ def solve_single_task(
         "local_search_time": time.perf_counter() - t0,
         "local_search_objective": ls_cost / data.unit,
         "local_search_optima": visits,
-        "time_scale": scale_data(instance).time_scale,
+        "time_scale": scaled.time_scale,
         "scale_exact": data.exact,
     }
     bound = None  # scaled
@@ -361,7 +362,6 @@ def _exact_stage(
     left = t_end - time.perf_counter()
     if left <= 0:
         return None
-    note(f"{stage} model")
     return call_with_deadline(
         solve, instance, options, start, t_end, seconds=left + GRACE, label=f"{stage} stage"
     )

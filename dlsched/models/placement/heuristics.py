@@ -14,7 +14,6 @@ them into verified outcomes.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -27,6 +26,7 @@ from dlsched.models.placement.categories import algorithm1, num_categories, unra
 from dlsched.models.placement.evaluate import Evaluator
 from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.metrics import fairness_degree
+from dlsched.solvers.deadline import passed
 
 
 class PricingDidNotTerminate(DlschedError):
@@ -40,10 +40,6 @@ class TimeUp(Exception):
     def __init__(self, results: list[CategoryResult] | None = None) -> None:
         super().__init__("deadline passed")
         self.results = list(results or [])
-
-
-def _expired(deadline: float | None) -> bool:
-    return deadline is not None and time.perf_counter() >= deadline
 
 
 @dataclass(frozen=True)
@@ -189,7 +185,7 @@ def matching_market(
         if assignment is not None:
             break
         rounds += 1
-        if _expired(deadline):
+        if passed(deadline):
             raise TimeUp()
         if rounds > limit:
             raise PricingDidNotTerminate(
@@ -331,7 +327,7 @@ def _run_categories(
     results: list[CategoryResult] = []
     for idx, c in cats:
         try:
-            if _expired(deadline):
+            if passed(deadline):
                 raise TimeUp()
             results.append(_run_category(instance, ev, idx, c, variant, deadline))
         except TimeUp:
@@ -474,7 +470,7 @@ def exhaustive_search(
     best_val, best = float("inf"), None
     feasible = 0
     for lo in range(0, total, chunk):
-        if _expired(deadline):
+        if passed(deadline):
             return best, feasible, False
         codes = np.arange(lo, min(lo + chunk, total), dtype=np.int64)
         a = (codes[:, None] // powers[None, :]) % s

@@ -15,7 +15,7 @@ from dlsched.models.placement.exact import EXACT_BACKENDS, solve_exact, solve_p3
 from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.model import build_las, counts_from_values, expand_counts
 from dlsched.models.placement.solution import Placement
-from dlsched.result import Outcome, verified_outcome
+from dlsched.result import Outcome, no_solution, verified_outcome
 from dlsched.solvers import solve
 from dlsched.solvers.base import Status
 from dlsched.solvers.certify import Proof
@@ -88,14 +88,13 @@ def _market_outcome(
     wall = time.perf_counter() - t0
     if best is None:
         reason = f"time limit reached before the first category's pricing ended ({wall:.1f} s)"
-        return verified_outcome(
+        return no_solution(
             instance,
             name,
-            None,
+            reason,
             wall_time=wall,
-            proof=Proof(hit_limit=True),
-            status=Status.NO_SOLUTION,
-            details={**details, "categories_examined": 0, "reason": reason},
+            hit_limit=True,
+            details={**details, "categories_examined": 0},
         )
     return verified_outcome(
         instance,
@@ -120,13 +119,9 @@ def _run_has(instance: PlacementInstance, opts: MethodOptions, variant: str) -> 
         examined = cut.results
         best = H.lowest_jct(examined) if examined else None
     except H.PricingDidNotTerminate as e:  # the paper's rules on some markets (E000-8, E000-9)
-        return verified_outcome(
-            instance,
-            name,
-            None,
-            wall_time=time.perf_counter() - t0,
-            status=Status.NO_SOLUTION,
-            details={"categories_total": total, "reason": str(e)},
+        wall = time.perf_counter() - t0
+        return no_solution(
+            instance, name, str(e), wall_time=wall, details={"categories_total": total}
         )
     hit = len(examined) < total
     return _market_outcome(instance, name, t0, best, examined, hit, {"categories_total": total})
@@ -225,14 +220,8 @@ def run_exhaustive(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     details: dict[str, Any] = {"assignments_examined": n}
     if a is None:
         reason = f"time limit reached before the first surjective assignment ({wall:.1f} s)"
-        return verified_outcome(
-            instance,
-            "exhaustive",
-            None,
-            wall_time=wall,
-            proof=Proof(hit_limit=True),
-            status=Status.NO_SOLUTION,
-            details={**details, "reason": reason},
+        return no_solution(
+            instance, "exhaustive", reason, wall_time=wall, hit_limit=True, details=details
         )
     from dlsched.models.placement.check import check_placement
 
