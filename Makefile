@@ -12,6 +12,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet uv
 	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -e '.[dev,notebooks]' \
 		|| $(PY) -m pip install --quiet -e '.[dev,notebooks]'
+	$(PY) -m dlsched.models.hare.branch  # compiles the search once (numba caches it)
 	touch $@
 
 demo: $(VENV)/.installed

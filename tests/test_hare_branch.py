@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from scipy.optimize import linear_sum_assignment
 from strategies import hare_brute_force as brute_force
 
 from dlsched.models import MethodOptions, run_method
-from dlsched.models.hare.branch import applicable, branch_and_bound
+from dlsched.models.hare.branch import applicable, branch_and_bound, prefix_bounds
+from dlsched.models.hare.branch_core import assignment_cost
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.generate import generate
 from dlsched.models.hare.instance import HareInstance, HareJob
@@ -145,7 +149,7 @@ def test_branch_and_bound_matches_brute_force_on_generated_instances():
 
 
 def test_route_keeps_its_time_limit_when_the_search_does_not_end():
-    inst = generate(7, 4, 1)  # 19 tasks, 7 jobs: its proof takes far longer than 3 s
+    inst = generate(7, 4, 2)  # 29 tasks, 7 jobs: its proof takes far longer than 3 s
     assert choose_strategy(inst, SolveOptions()).branch_share > 0
     out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=3.0)))
     assert out.status == Status.TIME_LIMIT
@@ -157,19 +161,9 @@ def test_route_keeps_its_time_limit_when_the_search_does_not_end():
 def _bounds_along(inst: HareInstance, schedule) -> tuple[int, list[int]]:
     """The scaled cost of ``schedule`` (tasks re-placed in order of start, as the search
     does) and cost + queue bound at each of its proper prefixes."""
-    from dlsched.models.hare.branch import _Search
-
     d = scale_data(inst)
-    search = _Search(inst, d, 10**12, None)
-    state = ([0] * inst.num_jobs, [0] * inst.num_gpus, list(d.arrival), [0] * inst.num_jobs, 0)
     moves = sorted((round(e.start * d.time_scale), e.job, e.gpu) for e in schedule.entries)
-    seen = []
-    for s, n, m in moves:
-        counts, free, rel, pm, cost = state
-        alone = search.alone(counts, free, rel, pm)
-        seen.append(cost + search.queue_bound(counts, free, rel, alone))
-        state = search._place(n, m, s, counts, free, rel, pm, cost)
-    return state[-1], seen
+    return prefix_bounds(inst, d, [(n, m, s) for s, n, m in moves])
 
 
 @settings(max_examples=15, deadline=None, derandomize=True)
@@ -198,3 +192,21 @@ def test_queue_bound_along_a_cpsat_optimum_on_four_distinct_gpus(seed):
     total, bounds = _bounds_along(inst, got.schedule)
     assert total == got.objective and max(bounds) <= total
     assert bounds[0] > 0  # the root bound says something
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda rows: st.integers(rows, 3 * rows).flatmap(
+            lambda cols: hnp.arrays(
+                np.float64,
+                (rows, cols),
+                elements=st.sampled_from([0.0, 1.0, 2.5, 3.0, 7.25, 1e6, 123456.789]),
+            )
+        )
+    )
+)
+def test_compiled_assignment_matches_scipy(cost):
+    # ties (repeated entries) and wide ranges: the search's own assignment against scipy's
+    r, c = linear_sum_assignment(cost)
+    assert assignment_cost(cost) == pytest.approx(cost[r, c].sum(), rel=1e-12, abs=1e-9)

@@ -19,7 +19,7 @@ non-decreasing in every finish). An optimal schedule is therefore among the leav
 completion of that job alone: the rest of its current round on GPUs free from max(free_m,
 release), its tasks split over the GPUs in the best way (tasks of the round on one GPU run one
 after the other), then each further round at least ``rho_n``, the shortest round of the job
-on idle GPUs; at each node, the stronger queue bound (:meth:`_Search.queue_bound`): every
+on idle GPUs; at each node, the stronger queue bound (:func:`branch_core.queue_bound`): every
 task left takes a distinct place in some GPU's queue, behind the shortest trainings left on
 that GPU, and is costed by an assignment. A node whose bound reaches the incumbent is cut.
 
@@ -41,17 +41,23 @@ Each cut keeps some schedule at least as good among the explored ones (a well-fo
 every replacement moves starts earlier on the integer grid), so a search that ends proves its
 incumbent optimal. A search stopped by the deadline proves nothing and only its incumbent is
 used.
+
+**Where it runs.** :mod:`branch_core` carries the search out over integer arrays, compiled by
+numba and run in a thread without the GIL; this module prepares its arrays, watches the
+deadline and Ctrl-C (setting the core's stop flag) and turns its moves into a schedule.
+The first compilation takes tens of seconds and is cached beside the module
+(:func:`compile_search`, run by ``make`` after installing).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
@@ -59,16 +65,21 @@ from dlsched.solvers.progress import note
 
 from .scaling import ScaledData
 
+if TYPE_CHECKING:  # the compiled core is imported where it runs: numba takes a second to load
+    from . import branch_core as core
+
 #: Largest number of tasks per round the search accepts: the scope it was measured on (its
 #: bounds no longer enumerate a round's splits, so they would not need the limit).
 MAX_ROUND_TASKS = 4
-#: Entries of the bound's cache (per job, round position and GPU availability) before it
-#: is emptied.
-CACHE_SIZE = 2_000_000
+#: Largest number of task-count vectors (product over jobs of tasks + 1): dominance keys them
+#: by one machine integer.
+MAX_COUNT_STATES = 2**62
 #: The queue bound's float sum, times 1 + this, is taken off before it is rounded up to an
 #: integer: far above the rounding error of its terms (entries within a few ulps, a few hundred
 #: of them summed) at every magnitude.
 FLOAT_SLACK = 1e-9
+#: How often (seconds) the caller's thread looks at the deadline while the search runs.
+POLL_SECONDS = 0.02
 
 
 @dataclass(frozen=True)
@@ -84,303 +95,76 @@ class BranchResult:
 
 
 def applicable(instance: HareInstance) -> bool:
-    """Rounds of at most :data:`MAX_ROUND_TASKS` tasks."""
-    return all(j.tasks_per_round <= MAX_ROUND_TASKS for j in instance.jobs)
+    """Rounds of at most :data:`MAX_ROUND_TASKS` tasks and task counts that fit one key."""
+    states = math.prod(j.rounds * j.tasks_per_round + 1 for j in instance.jobs)
+    return states < MAX_COUNT_STATES and all(
+        j.tasks_per_round <= MAX_ROUND_TASKS for j in instance.jobs
+    )
 
 
-def _slots(tc: tuple[int, ...], ts: tuple[int, ...], k: int) -> list[tuple[int, int]]:
-    """The places of up to k interchangeable tasks: (GPU m, c tc_m + ts_m) for c = 1 .. k,
-    the finish of the c-th of them run one after the other on m, counted from m's free time."""
-    return [(m, c * tc[m] + ts[m]) for m in range(len(tc)) for c in range(1, k + 1)]
+def tables(instance: HareInstance, d: ScaledData) -> core.Tables:
+    """The instance as the search's arrays (:class:`branch_core.Tables`)."""
+    from . import branch_core as core
+
+    jobs = instance.jobs
+    tc, ts = np.array(d.tc, dtype=np.int64), np.array(d.ts, dtype=np.int64)
+    size = np.array([j.tasks_per_round for j in jobs], dtype=np.int64)
+    total = np.array([j.rounds * j.tasks_per_round for j in jobs], dtype=np.int64)
+    zero = np.zeros(instance.num_gpus, dtype=np.int64)
+    rho = [core.best_end(tc[n], ts[n], zero, int(size[n])) for n in range(len(jobs))]
+    fmin = (tc + ts).min(axis=1)
+    cols = [(tuple(tc[:, m]), tuple(ts[:, m])) for m in range(instance.num_gpus)]
+    twin = [cols.index(c) if cols.index(c) < m else -1 for m, c in enumerate(cols)]
+    order = np.argsort(tc.T, axis=1, kind="stable")  # by (training, job) on each GPU
+    radix = np.cumprod(np.concatenate(([1], total[:-1] + 1)))
+    return core.Tables(
+        size,
+        np.array([j.rounds for j in jobs], dtype=np.int64),
+        total,
+        np.array(d.weight, dtype=np.int64),
+        tc,
+        ts,
+        np.array(rho, dtype=np.int64),
+        (ts <= fmin[:, None]).astype(np.int64),
+        np.array(twin, dtype=np.int64),
+        np.take_along_axis(tc.T, order, axis=1).copy(),
+        order.astype(np.int64),
+        radix.astype(np.int64),
+        FLOAT_SLACK,
+    )
 
 
-def _best_end(slots: list[tuple[int, int]], avail: Sequence[int], k: int) -> int:
-    """The earliest the last of k tasks can finish, GPU m free from avail[m]: the k-th
-    smallest place. The k smallest places take a prefix 1 .. c_m on every GPU (its places
-    grow with c), so they are a split of the k tasks over the GPUs, and none ends later."""
-    if k == 1:
-        return min([avail[m] + v for m, v in slots])
-    return sorted([avail[m] + v for m, v in slots])[k - 1]
-
-
-class _Search:
-    """The depth-first search of the module docstring (state kept in lists, undone on return)."""
-
-    def __init__(self, instance: HareInstance, d: ScaledData, upper: int, deadline: float | None):
-        self.n_jobs, self.n_gpus = instance.num_jobs, instance.num_gpus
-        self.size = [j.tasks_per_round for j in instance.jobs]
-        self.rounds = [j.rounds for j in instance.jobs]
-        self.total = [j.rounds * j.tasks_per_round for j in instance.jobs]
-        self.tc, self.ts, self.w = d.tc, d.ts, d.weight
-        self.slots = [
-            [_slots(d.tc[n], d.ts[n], k) for k in range(self.size[n] + 1)]
-            for n in range(self.n_jobs)
-        ]
-        zero = [0] * self.n_gpus
-        self.rho = [
-            _best_end(self.slots[n][self.size[n]], zero, self.size[n]) for n in range(self.n_jobs)
-        ]
-        self.fmin = [
-            min(a + b for a, b in zip(d.tc[n], d.ts[n], strict=True)) for n in range(self.n_jobs)
-        ]
-        self.movable = [
-            [m for m in range(self.n_gpus) if d.ts[n][m] <= self.fmin[n]]
-            for n in range(self.n_jobs)
-        ]
-        cols = [(tuple(c[m] for c in d.tc), tuple(c[m] for c in d.ts)) for m in range(self.n_gpus)]
-        self.twin = [
-            next(k for k in range(m) if cols[k] == cols[m]) if cols[m] in cols[:m] else -1
-            for m in range(self.n_gpus)
-        ]
-        self.by_training = [
-            sorted((row[m], n) for n, row in enumerate(d.tc)) for m in range(self.n_gpus)
-        ]
-        self.best = upper
-        self.moves: list[tuple[int, int, int]] = []
-        self.best_moves: list[tuple[int, int, int]] | None = None
-        self.seen: dict[tuple[int, ...], np.ndarray] = {}
-        self.tc_np = np.array(d.tc, dtype=np.int64)
-        self.tcs_np = self.tc_np + np.array(d.ts, dtype=np.int64)
-        self.w_np = np.array(d.weight, dtype=np.int64)
-        self.deadline = deadline
-        self.nodes = 0
-        self.cache: dict[tuple[int, int, tuple[int, ...]], int] = {}
-        self.by_counts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, int, int]] = {}
-        self.stopped = False
-
-    def alone(
-        self, counts: list[int], free: list[int], rel: list[int], pm: list[int]
-    ) -> list[tuple[int, int, int]]:
-        """(job, earliest end of its current round alone, the rounds after it at rho_n each)
-        for every unfinished job."""
-        out = []
-        cache = self.cache
-        base = tuple(free)
-        low = min(free)
-        for n in range(self.n_jobs):
-            c = counts[n]
-            if c == self.total[n]:
-                continue
-            r, k = divmod(c, self.size[n])
-            r0 = rel[n]
-            avail = base if r0 <= low else tuple([f if f > r0 else r0 for f in free])
-            key = (n, k, avail)
-            end = cache.get(key)
-            if end is None:
-                end = cache[key] = _best_end(
-                    self.slots[n][self.size[n] - k], avail, self.size[n] - k
-                )
-            if pm[n] > end:
-                end = pm[n]
-            out.append((n, end, (self.rounds[n] - r - 1) * self.rho[n]))
-        if len(cache) > CACHE_SIZE:
-            cache.clear()
-        return out
-
-    def queue_bound(
-        self, counts: list[int], free: list[int], rel: list[int], jobs: list[tuple[int, int, int]]
-    ) -> int:
-        """The alone bound with the GPUs' queues. Every task left (all rounds) is the p-th task
-        (from 0) started on some GPU m from now on, no two tasks in the same place, so it
-        starts at or after free_m plus the p shortest trainings on m among the tasks left
-        (:meth:`_ahead`: the p tasks before it on m are tasks left, each holding m for its
-        training), and at or after its round's release: rel_n for the current round, e_n +
-        i rho_n for the i-th round after it (from 0; e_n the alone end of the current round,
-        each round at least rho_n). Job n ends no earlier than its alone bound e_n + t_n, and
-        than each of its tasks' finish plus the rounds after that task's at rho_n each; hence
-        no earlier than the mean over its K_n tasks left of the larger of the two: each task
-        carries w_n / K_n of it. The cheapest assignment of tasks to places (scipy's
-        linear_sum_assignment, float costs) bounds the sum of w_n C_n of the unfinished jobs;
-        the scaled objective is an integer, so the bound is rounded up after taking off a
-        relative :data:`FLOAT_SLACK`."""
-        key = tuple(counts)
-        fixed = self.by_counts.get(key)
-        if fixed is None:
-            fixed = self.by_counts[key] = self._fixed(counts)
-        ahead, busy, q, _ = fixed
-        release, tail, floor, weight = self._rows(counts, rel, jobs)
-        starts = np.maximum((np.asarray(free)[:, None] + ahead)[None, :, :], release[:, None, None])
-        fin = starts + (busy + tail[:, None])[:, :, None]
-        cost = (np.maximum(fin, floor[:, None, None]) * weight[:, None, None]).reshape(q, -1)
-        r, c = linear_sum_assignment(cost)
-        total = float(cost[r, c].sum())
-        return math.ceil(total - FLOAT_SLACK * (1.0 + abs(total)))
-
-    def _fixed(self, counts: list[int]) -> tuple[np.ndarray, np.ndarray, int, int]:
-        """What the search needs of the task counts alone: :meth:`_ahead`, each task left's
-        training plus sync per GPU (tasks in :meth:`_rows`' order), their number, and the
-        weight of the unfinished jobs."""
-        rows = [n for n in range(self.n_jobs) for _ in range(self.total[n] - counts[n])]
-        weight = sum(w for w, c, t in zip(self.w, counts, self.total, strict=True) if c < t)
-        return self._ahead(counts, len(rows)), self.tcs_np[rows], len(rows), weight
-
-    def _rows(
-        self, counts: list[int], rel: list[int], jobs: list[tuple[int, int, int]]
-    ) -> np.ndarray:
-        """(4, tasks left, job by job): round release, later rounds at rho_n, job's alone
-        bound and w_n / K_n (:meth:`queue_bound`)."""
-        release: list[int] = []
-        tail: list[int] = []
-        floor: list[int] = []
-        weight: list[float] = []
-        for n, e, t in jobs:
-            size, rho = self.size[n], self.rho[n]
-            k = size - counts[n] % size
-            left = self.total[n] - counts[n]
-            floor += [e + t] * left
-            weight += [self.w[n] / left] * left
-            release += [rel[n]] * k
-            tail += [t] * k
-            for i in range((left - k) // size):
-                release += [e + i * rho] * size
-                tail += [t - (i + 1) * rho] * size
-        return np.array([release, tail, floor, weight])
-
-    def _ahead(self, counts: list[int], q: int) -> np.ndarray:
-        """(M, q): column p, row m: the sum of the p shortest trainings on m among every task
-        left (all rounds of the unfinished jobs), a lower bound on the GPU time taken on m by
-        the p tasks started there before the p-th (counted from 0)."""
-        out = []
-        for order in self.by_training:
-            row, acc, need = [0], 0, q - 1
-            for tc, n in order:
-                c = min(self.total[n] - counts[n], need)
-                row += range(acc + tc, acc + tc * c + 1, tc)
-                acc, need = acc + tc * c, need - c
-                if not need:
-                    break
-            out.append(row)
-        return np.array(out, dtype=np.int64)
-
-    def dominated(self, counts: list[int], vec: tuple[int, ...], cost: int) -> bool:
-        """Dominance (a) against the prefixes kept for the same counts; keeps ``vec`` if not
-        (called after :meth:`queue_bound`, which fills ``by_counts``).
-        A prefix later by at most delta in every time and cheaper by delta times the weight of
-        the unfinished jobs dominates too (replay the other's completion delta later)."""
-        key = tuple(counts)
-        v = np.array((*vec, cost), dtype=np.int64)
-        front = self.seen.get(key)
-        if front is None:
-            self.seen[key] = v[None, :]
-            return False
-        weight = self.by_counts[key][3]
-        times, costs = front[:, :-1], front[:, -1]
-        late = np.maximum((times - v[:-1]).max(axis=1), 0)
-        if (costs + late * weight <= cost).any():
-            return True
-        early = np.maximum((v[:-1] - times).max(axis=1), 0)
-        keep = cost + early * weight > costs
-        self.seen[key] = np.vstack([front[keep], v])
-        return False
-
-    def run(self, counts, free, rel, pm, cost, tau, last, jobs) -> None:  # type: ignore[no-untyped-def]
-        """Expand a node whose bound is below the incumbent (``jobs``: its :meth:`alone`
-        list): its children in order of start, each cut as soon as its bound reaches the
-        incumbent."""
-        self.nodes += 1
-        deadline = self.deadline
-        if deadline is not None and not self.nodes & 255 and time.perf_counter() >= deadline:
-            self.stopped = True
-        if self.stopped or cost + self.queue_bound(counts, free, rel, jobs) >= self.best:
-            return
-        if self.dominated(counts, (*free, *rel, *self._barriers(jobs)), cost):
-            return
-        kids = []
-        for n, m, s in self._children(counts, free, rel, tau, last):
-            child = self._place(n, m, s, counts, free, rel, pm, cost)
-            c2, f2, r2, p2, cost2 = child
-            if c2 == self.total:
-                if cost2 < self.best:
-                    self.best, self.best_moves = cost2, [*self.moves, (n, m, s)]
-                continue
-            alone = self.alone(c2, f2, r2, p2)
-            lb = cost2 + sum(self.w[j] * (end + tail) for j, end, tail in alone)  # alone bound
-            if lb < self.best:
-                kids.append((s, lb, n, m, child, alone))
-        kids.sort(key=lambda kid: kid[:4])
-        for s, lb, n, m, (c2, f2, r2, p2, cost2), alone in kids:
-            if lb >= self.best:
-                continue
-            self.moves.append((n, m, s))
-            self.run(c2, f2, r2, p2, cost2, s, (n, m), alone)
-            self.moves.pop()
-
-    def _barriers(self, jobs: list[tuple[int, int, int]]) -> list[int]:
-        """Per job, the alone end of its current round (0 if done): a lower bound on its
-        barrier whatever the rest of the schedule, so it stands for the partial round's
-        latest finish in dominance (a)."""
-        ends = [0] * self.n_jobs
-        for n, e, _ in jobs:
-            ends[n] = e
-        return ends
-
-    def _children(self, counts, free, rel, tau, last):  # type: ignore[no-untyped-def]
-        kids = []
-        first_end = self._first_end(counts, free, rel)
-        for n in range(self.n_jobs):
-            if counts[n] == self.total[n]:
-                continue
-            for m in range(self.n_gpus):
-                t = self.twin[m]
-                if t >= 0 and free[t] == free[m]:
-                    continue  # (d)
-                s = max(free[m], rel[n], tau)
-                if s == tau and last is not None and (n, m) < last:
-                    continue  # (b)
-                if s >= first_end:
-                    continue  # (c)
-                kids.append((s, n, m))
-        kids.sort()
-        return [(n, m, s) for s, n, m in kids]
-
-    def _first_end(self, counts, free, rel) -> float:  # type: ignore[no-untyped-def]
-        """The earliest end of training of any job's next task on any GPU where its sync is
-        no longer than its shortest training plus sync: no child starts at or after it (c)."""
-        best = float("inf")
-        for n in range(self.n_jobs):
-            if counts[n] == self.total[n]:
-                continue
-            for m in self.movable[n]:
-                e = max(free[m], rel[n]) + self.tc[n][m]
-                if e < best:
-                    best = e
-        return best
-
-    def _place(self, n, m, s, counts, free, rel, pm, cost):  # type: ignore[no-untyped-def]
-        """The child state after task n's next task on GPU m at s (times raised to s)."""
-        size = self.size[n]
-        finish = s + self.tc[n][m] + self.ts[n][m]
-        r, k = divmod(counts[n], size)
-        c2 = list(counts)
-        c2[n] += 1
-        f2 = [f if f > s else s for f in free]
-        f2[m] = s + self.tc[n][m]
-        p2 = list(pm)
-        p2[n] = max(pm[n], finish)
-        r2 = list(rel)
-        cost2 = cost
-        if k + 1 == size:  # the round is complete: its latest finish is the next barrier
-            r2[n], p2[n] = p2[n], 0
-            if r + 1 == self.rounds[n]:  # the job is done: only its cost matters now
-                cost2 += self.w[n] * r2[n]
-                r2[n] = 0
-        for j in range(self.n_jobs):
-            if c2[j] < self.total[j] and r2[j] < s:
-                r2[j] = s
-        return c2, f2, r2, p2, cost2
-
-
-def _schedule(
-    instance: HareInstance, d: ScaledData, moves: list[tuple[int, int, int]]
-) -> TaskSchedule:
+def _schedule(instance: HareInstance, d: ScaledData, moves: np.ndarray) -> TaskSchedule:
     """The moves (job, GPU, scaled start) as a schedule, tasks numbered in order."""
     placed = [0] * instance.num_jobs
     items = []
-    for n, m, s in moves:
+    for n, m, s in moves.tolist():
         r, k = divmod(placed[n], instance.jobs[n].tasks_per_round)
         placed[n] += 1
         items.append(((n, r, k), m, s / d.time_scale))
     return TaskSchedule.from_items(items)
+
+
+def _root(instance: HareInstance, d: ScaledData) -> core.Levels:
+    from . import branch_core as core
+
+    levels = core.new_levels(instance.num_jobs, instance.num_gpus, instance.num_tasks)
+    levels.rel[0] = d.arrival
+    return levels
+
+
+def _run(search: threading.Thread, control: np.ndarray, deadline: float | None) -> None:
+    """Wait for the search thread; set its stop flag at the deadline or on Ctrl-C (which is
+    raised again once the search has stopped)."""
+    try:
+        while search.is_alive():
+            search.join(POLL_SECONDS)
+            if deadline is not None and time.perf_counter() >= deadline:
+                control[0] = 1
+    except BaseException:
+        control[0] = 1
+        search.join()
+        raise
 
 
 def branch_and_bound(
@@ -391,26 +175,90 @@ def branch_and_bound(
     Needs exactly scaled data and :func:`applicable`."""
     if not d.exact or not applicable(instance):
         raise ValueError("branch_and_bound needs exactly scaled data and small rounds")
+    from . import branch_core as core
+
     t0 = time.perf_counter()
-    search = _Search(instance, d, upper, deadline)
+    t, levels = tables(instance, d), _root(instance, d)
+    stats = np.array([0, upper, 0, 0, 0, 0], dtype=np.int64)
+    control = np.zeros(1, dtype=np.int64)
+    moves = np.zeros((instance.num_tasks, 3), dtype=np.int64)
     unit = d.time_scale * d.weight_scale
     note(
         lambda: (
-            f"branch and bound: {search.nodes:,} nodes, searching below {search.best / unit:.10g}"
+            f"branch and bound: {int(stats[core.NODES]):,} nodes, "
+            f"searching below {int(stats[core.BEST]) / unit:.10g}"
         )
     )
-    n_jobs = instance.num_jobs
-    state = ([0] * n_jobs, [0] * instance.num_gpus, list(d.arrival), [0] * n_jobs)
-    search.run(*state, 0, 0, None, search.alone(*state))
-    search.seen.clear()
-    moves = search.best_moves
+    if deadline is not None and time.perf_counter() >= deadline:
+        control[0] = 1
+    worker = threading.Thread(
+        target=core.search, args=(t, levels, stats, control, moves), daemon=True
+    )
+    worker.start()
+    _run(worker, control, deadline)
+    found = bool(stats[core.FOUND])
     return BranchResult(
-        None if moves is None else _schedule(instance, d, moves),
-        None if moves is None else search.best,
-        not search.stopped,
-        search.nodes,
+        _schedule(instance, d, moves) if found else None,
+        int(stats[core.BEST]) if found else None,
+        not stats[core.STOPPED],
+        int(stats[core.NODES]),
         time.perf_counter() - t0,
     )
 
 
-__all__ = ["MAX_ROUND_TASKS", "BranchResult", "applicable", "branch_and_bound"]
+def prefix_bounds(
+    instance: HareInstance, d: ScaledData, moves: list[tuple[int, int, int]]
+) -> tuple[int, list[int]]:
+    """Along a schedule given as moves (job, GPU, scaled start) in order of start: the cost of
+    the last prefix (the schedule's scaled cost once every task is placed) and, at every
+    proper prefix, its cost plus the queue bound. A check of the bound: none may exceed the
+    cost of an optimal schedule."""
+    from . import branch_core as core
+
+    t, lv = tables(instance, d), _root(instance, d)
+    seen = []
+    for i, (n, m, s) in enumerate(moves):
+        core.alone(t, lv.counts[i], lv.free[i], lv.rel[i], lv.pm[i], lv.ends[i], lv.tails[i])
+        cost = int(lv.scalars[i, core.COST])
+        bound = core.queue_bound(t, lv.counts[i], lv.free[i], lv.rel[i], lv.ends[i], lv.tails[i])
+        seen.append(cost + int(bound))
+        lv.scalars[i + 1, core.COST] = core.place(
+            t, n, m, s, lv.counts[i], lv.free[i], lv.rel[i], lv.pm[i], cost,
+            lv.counts[i + 1], lv.free[i + 1], lv.rel[i + 1], lv.pm[i + 1],
+        )  # fmt: skip
+    return int(lv.scalars[len(moves), core.COST]), seen
+
+
+def compile_search() -> float:
+    """Compile the search (numba caches it beside the module; the first compilation takes
+    tens of seconds, later processes load it in well under a second) by solving a tiny
+    instance; returns the seconds taken. ``make`` runs it once after installing."""
+    from dlsched.models.hare.instance import HareJob
+    from dlsched.models.hare.scaling import scale_data
+
+    t0 = time.perf_counter()
+    jobs = (
+        HareJob("a", 0.0, 1.0, 2, 2, (1.0, 2.0), (0.0, 1.0)),
+        HareJob("b", 1.0, 2.0, 1, 1, (2.0, 1.0), (1.0, 0.0)),
+    )
+    inst = HareInstance("compile", ("g0", "g1"), jobs)
+    d = scale_data(inst)
+    got = branch_and_bound(inst, d, 10**12)
+    if got.schedule is not None:
+        moves = [(e.job, e.gpu, round(e.start * d.time_scale)) for e in got.schedule.entries]
+        prefix_bounds(inst, d, moves)
+    return time.perf_counter() - t0
+
+
+if __name__ == "__main__":
+    print(f"branch and bound compiled in {compile_search():.1f} s")
+
+
+__all__ = [
+    "MAX_ROUND_TASKS",
+    "BranchResult",
+    "applicable",
+    "branch_and_bound",
+    "compile_search",
+    "prefix_bounds",
+]
