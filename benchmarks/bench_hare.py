@@ -378,7 +378,7 @@ def hetero_lines(quick: bool, threads: int) -> list[str]:
             f"{t_prev:.2f} | {agree} |"
         )
         print(lines[-1], flush=True)
-    lines += wider_hetero_lines(4 if quick else 12, limit, threads)
+    lines += wider_hetero_lines(4 if quick else 36, limit, threads)
     lines.append(f"\nLoad average at the end of the section: {os.getloadavg()[0]:.1f}.\n")
     return lines
 
