@@ -4,6 +4,9 @@ choice of strategy."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 
 import numpy as np
@@ -210,3 +213,24 @@ def test_compiled_assignment_matches_scipy(cost):
     # ties (repeated entries) and wide ranges: the search's own assignment against scipy's
     r, c = linear_sum_assignment(cost)
     assert assignment_cost(cost) == pytest.approx(cost[r, c].sum(), rel=1e-12, abs=1e-9)
+
+
+def test_ctrl_c_stops_the_compiled_search_and_raises():
+    # the search runs in a thread without the GIL; Ctrl-C in the caller sets its stop flag,
+    # waits for it and raises KeyboardInterrupt (the command line prints "interrupted")
+    inst = generate(7, 4, 2)  # 29 tasks: its search runs far longer than the test
+    d = scale_data(inst)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    before = {t for t in threading.enumerate() if t.is_alive()}
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    t0 = time.perf_counter()
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            branch_and_bound(inst, d, upper=10**12)
+            time.sleep(5)  # the interrupt is raised by now whatever the search did
+    finally:
+        timer.join()
+        signal.signal(signal.SIGINT, old)
+    assert time.perf_counter() - t0 < 4
+    assert {t for t in threading.enumerate() if t.is_alive()} == before  # the search ended

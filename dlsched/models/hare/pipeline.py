@@ -57,20 +57,22 @@ SUBSET_SHARE, LNS_SHARE = 0.3, 0.45
 LNS_MIN_GAP = 0.02
 
 #: The branch and bound runs first up to this many tasks and GPUs. A choice, not a measured
-#: threshold: at 19-20 tasks on 4 GPUs it already needs 10-90 s on some instances
-#: (benchmarks/READING_hare.md, sections 7 and 8), and its cost grows with the number of jobs.
+#: threshold: at 19-20 tasks on 4 GPUs it needs up to about 5 s (benchmarks/RESULTS_hare.md,
+#: section 7), and its cost grows quickly with the number of jobs and tasks.
 BRANCH_MAX_TASKS = 30
 BRANCH_MAX_GPUS = 8
-#: Its share of the time limit, by size: at most 20 tasks it (or its warm start) proved every
-#: instance of benchmarks/RESULTS_hare.md section 7; above, CP-SAT keeps half of the time.
+#: Its share of the time limit, by size: at most 20 tasks it proved every instance of
+#: benchmarks/RESULTS_hare.md section 7, and starts at once from the best list schedule (a CP-SAT
+#: warm start first made the 53 instances take 90 s in all instead of 19 s, one session);
+#: above, a warm start comes first and CP-SAT keeps half of the time.
 BRANCH_SHARE_SMALL, BRANCH_SHARE_LARGE, BRANCH_SMALL_TASKS = 0.8, 0.5, 20
 #: CP-SAT workers chosen by the route (unless ``options.threads`` asks for more): the full
 #: portfolio from :data:`PORTFOLIO_MIN_TASKS` tasks on (on 30 and 60 tasks it ended with the
 #: best bound or incumbent of 1, 2 and 8 workers, benchmarks/RESULTS_hare.md section 8), one
 #: worker on the tiniest models (proven in milliseconds; the portfolio only adds start-up).
 PORTFOLIO_WORKERS, PORTFOLIO_MIN_TASKS = 8, 9
-#: The short CP-SAT run before the branch and bound (see :func:`_branch_stage`): two workers
-#: found the optimum 99.9 of hetero-4gpu-6jobs in 1.5 s where one worker stopped at 100.4.
+#: The short CP-SAT run before the branch and bound above 20 tasks (:func:`_warm_start`): two
+#: workers found the optimum 99.9 of hetero-4gpu-6jobs in 1.5 s where one stopped at 100.4.
 WARM_SECONDS, WARM_SHARE, WARM_WORKERS = 1.5, 0.1, 2
 
 
@@ -82,6 +84,7 @@ class Strategy:
     branch_share: float
     workers: int
     reason: str
+    warm_start: bool = True
 
 
 def choose_strategy(instance: HareInstance, options: SolveOptions) -> Strategy:
@@ -97,8 +100,9 @@ def choose_strategy(instance: HareInstance, options: SolveOptions) -> Strategy:
         return Strategy(
             0.0, workers, f"cp-sat (above {BRANCH_MAX_TASKS} tasks or {BRANCH_MAX_GPUS} GPUs)"
         )
-    share = BRANCH_SHARE_SMALL if tasks <= BRANCH_SMALL_TASKS else BRANCH_SHARE_LARGE
-    return Strategy(share, workers, "branch and bound first (small instance)")
+    if tasks <= BRANCH_SMALL_TASKS:
+        return Strategy(BRANCH_SHARE_SMALL, workers, "branch and bound (small instance)", False)
+    return Strategy(BRANCH_SHARE_LARGE, workers, "CP-SAT warm start, then branch and bound")
 
 
 def solve_exact(
@@ -141,7 +145,7 @@ def _solve_exact(
     strategy = choose_strategy(instance, options) if strategy is None else strategy
     info.update(strategy=strategy.reason, num_workers_chosen=strategy.workers)
     if strategy.branch_share > 0:
-        done, hint, branch_info = _branch_stage(instance, d, hint, options, strategy.branch_share)
+        done, hint, branch_info = _branch_stage(instance, d, hint, options, strategy)
         info.update(branch_info)
         if done is not None:
             return done
@@ -237,32 +241,28 @@ def _branch_stage(
     d: Any,
     hint: TaskSchedule | None,
     options: SolveOptions,
-    share: float,
+    strategy: Strategy,
 ) -> tuple[RouteResult | None, TaskSchedule | None, dict[str, Any]]:
     """Stage 1b: (the proven result or None, the hint for the next stages, what it did).
 
-    First a short CP-SAT run (:data:`WARM_WORKERS` workers, :data:`WARM_SECONDS` or
-    :data:`WARM_SHARE` of the limit, no LP stage): it proves the smallest instances by itself,
-    and its incumbent cuts the search (from the list schedules' cost the search on
-    hetero-4gpu-6jobs visits about twice as many nodes)."""
+    If ``strategy.warm_start``, first a short CP-SAT run (:func:`_warm_start`); then the search
+    below the better of its schedule and ``hint``, for ``strategy.branch_share`` of the limit."""
     t0 = time.perf_counter()
-    limit = options.time_limit
-    warm = WARM_SECONDS if limit is None else min(WARM_SECONDS, WARM_SHARE * limit)
-    workers = {"num_workers": WARM_WORKERS, **options.extra}
-    warm_opts = replace(options, time_limit=warm, extra=workers)
-    note("CP-SAT warm start")
-    first = solve_cpsat_native(instance, warm_opts, hint, lp_bound=False)
-    info: dict[str, Any] = {"warm_start_seconds": time.perf_counter() - t0}
-    if first.certified(instance.name, "exact").status == Status.OPTIMAL:
-        return first, first.schedule, {**info, "returned_by": "cp-sat warm start"}
-    hint = _better(instance, hint, first.schedule)
+    info: dict[str, Any] = {}
+    if strategy.warm_start:
+        first = _warm_start(instance, hint, options)
+        info["warm_start_seconds"] = time.perf_counter() - t0
+        if first.certified(instance.name, "exact").status == Status.OPTIMAL:
+            return first, first.schedule, {**info, "returned_by": "cp-sat warm start"}
+        hint = _better(instance, hint, first.schedule)
     unit = d.time_scale * d.weight_scale
     upper = (
         scaled_objective(d, instance, hint)
         if hint is not None
         else d.horizon * sum(d.weight) + 1  # above every left-justified schedule
     )
-    deadline = None if limit is None else t0 + share * limit
+    limit = options.time_limit
+    deadline = None if limit is None else t0 + strategy.branch_share * limit
     got = branch_and_bound(instance, d, upper, deadline)
     info.update(
         branch_proven=got.proven,
@@ -279,6 +279,22 @@ def _branch_stage(
         by = "branch and bound" if got.schedule is not None else "hint, proven by branch and bound"
         return RouteResult(best, value / unit, proof, {**info, "returned_by": by}), best, info
     return None, best, info
+
+
+def _warm_start(
+    instance: HareInstance, hint: TaskSchedule | None, options: SolveOptions
+) -> RouteResult:
+    """A short CP-SAT run (:data:`WARM_WORKERS` workers, :data:`WARM_SECONDS` or
+    :data:`WARM_SHARE` of the limit, no LP stage) before a search that may not end: its
+    incumbent cuts the search (from the list schedules' cost the search on hetero-4gpu-6jobs
+    visits about twice as many nodes) and seeds the later stages."""
+    limit = options.time_limit
+    warm = WARM_SECONDS if limit is None else min(WARM_SECONDS, WARM_SHARE * limit)
+    workers = {"num_workers": WARM_WORKERS, **options.extra}
+    note("CP-SAT warm start")
+    return solve_cpsat_native(
+        instance, replace(options, time_limit=warm, extra=workers), hint, lp_bound=False
+    )
 
 
 def _better(
