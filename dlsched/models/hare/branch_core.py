@@ -48,7 +48,9 @@ class Tables(NamedTuple):
 @njit(cache=True)
 def best_end(tc: np.ndarray, ts: np.ndarray, avail: np.ndarray, k: int) -> np.int64:
     """The earliest the last of k interchangeable tasks can finish, GPU m free from avail[m]:
-    the k-th smallest place avail[m] + c tc[m] + ts[m] (c = 1 .. k) (:func:`branch._best_end`)."""
+    the k-th smallest place avail[m] + c tc[m] + ts[m] (c = 1 .. k). The k smallest places
+    take a prefix 1 .. c_m on every GPU (its places grow with c), so they are a split of the k
+    tasks over the GPUs, and none ends later."""
     m_count = avail.shape[0]
     if k == 1:
         best = BIG
