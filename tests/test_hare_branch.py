@@ -234,3 +234,15 @@ def test_ctrl_c_stops_the_compiled_search_and_raises():
         signal.signal(signal.SIGINT, old)
     assert time.perf_counter() - t0 < 4
     assert {t for t in threading.enumerate() if t.is_alive()} == before  # the search ended
+
+
+def test_an_error_in_the_search_thread_is_raised_not_read_as_a_proof(monkeypatch):
+    from dlsched.models.hare import branch_core
+
+    def broken(*args):
+        raise MemoryError("no room for the search")
+
+    monkeypatch.setattr(branch_core, "search", broken)
+    inst = generate(3, 2, 0, rounds=(1, 2), tasks=(1, 2))
+    with pytest.raises(MemoryError):
+        branch_and_bound(inst, scale_data(inst), upper=10**12)

@@ -54,6 +54,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -153,18 +154,31 @@ def _root(instance: HareInstance, d: ScaledData) -> core.Levels:
     return levels
 
 
-def _run(search: threading.Thread, control: np.ndarray, deadline: float | None) -> None:
-    """Wait for the search thread; set its stop flag at the deadline or on Ctrl-C (which is
-    raised again once the search has stopped)."""
+def _run(target: Callable[[], None], control: np.ndarray, deadline: float | None) -> None:
+    """Run ``target`` in a thread and wait for it; set its stop flag at the deadline or on
+    Ctrl-C (which is raised again once the search has stopped). An error in the thread is
+    raised here: a search that failed must not read as one that ended."""
+    failed: list[BaseException] = []
+
+    def guarded() -> None:
+        try:
+            target()
+        except BaseException as exc:  # re-raised in the caller's thread below
+            failed.append(exc)
+
+    worker = threading.Thread(target=guarded, name="branch and bound", daemon=True)
+    worker.start()
     try:
-        while search.is_alive():
-            search.join(POLL_SECONDS)
+        while worker.is_alive():
+            worker.join(POLL_SECONDS)
             if deadline is not None and time.perf_counter() >= deadline:
                 control[0] = 1
     except BaseException:
         control[0] = 1
-        search.join()
+        worker.join()
         raise
+    if failed:
+        raise failed[0]
 
 
 def branch_and_bound(
@@ -191,11 +205,7 @@ def branch_and_bound(
     )
     if deadline is not None and time.perf_counter() >= deadline:
         control[0] = 1
-    worker = threading.Thread(
-        target=core.search, args=(t, levels, stats, control, moves), daemon=True
-    )
-    worker.start()
-    _run(worker, control, deadline)
+    _run(lambda: core.search(t, levels, stats, control, moves), control, deadline)
     found = bool(stats[core.FOUND])
     return BranchResult(
         _schedule(instance, d, moves) if found else None,
