@@ -246,3 +246,19 @@ def test_an_error_in_the_search_thread_is_raised_not_read_as_a_proof(monkeypatch
     inst = generate(3, 2, 0, rounds=(1, 2), tasks=(1, 2))
     with pytest.raises(MemoryError):
         branch_and_bound(inst, scale_data(inst), upper=10**12)
+
+
+def test_a_search_still_loading_at_its_deadline_is_left_behind(monkeypatch):
+    # numba compiling or loading the search cannot be stopped by the flag: at the deadline the
+    # caller returns unproven instead of waiting for it
+    from dlsched.models.hare import branch_core
+
+    def slow_to_load(*args):
+        time.sleep(3.0)
+
+    monkeypatch.setattr(branch_core, "search", slow_to_load)
+    inst = generate(3, 2, 0, rounds=(1, 2), tasks=(1, 2))
+    t0 = time.perf_counter()
+    got = branch_and_bound(inst, scale_data(inst), upper=10**12, deadline=t0 + 0.3)
+    assert time.perf_counter() - t0 < 1.5
+    assert not got.proven and got.schedule is None

@@ -44,7 +44,8 @@ used.
 
 **Where it runs.** :mod:`branch_core` carries the search out over integer arrays, compiled by
 numba and run in a thread without the GIL; this module prepares its arrays, watches the
-deadline and Ctrl-C (setting the core's stop flag) and turns its moves into a schedule.
+deadline and Ctrl-C (setting the core's stop flag; a search still being compiled or loaded at
+the deadline is left behind, unproven) and turns its moves into a schedule.
 The first compilation takes tens of seconds and is cached beside the module
 (:func:`compile_search`, run by ``make`` after installing).
 """
@@ -154,10 +155,18 @@ def _root(instance: HareInstance, d: ScaledData) -> core.Levels:
     return levels
 
 
-def _run(target: Callable[[], None], control: np.ndarray, deadline: float | None) -> None:
+def _run(
+    target: Callable[[], None],
+    control: np.ndarray,
+    deadline: float | None,
+    started: Callable[[], bool],
+) -> bool:
     """Run ``target`` in a thread and wait for it; set its stop flag at the deadline or on
-    Ctrl-C (which is raised again once the search has stopped). An error in the thread is
-    raised here: a search that failed must not read as one that ended."""
+    Ctrl-C (raised again once the search has stopped). Returns False when the thread was left
+    behind: at the deadline or on Ctrl-C before ``started()`` (numba still compiling or
+    loading the search, which no flag can stop; the search stops at its first check once it
+    runs). An error in the thread is raised here: a search that failed must not read as one
+    that ended."""
     failed: list[BaseException] = []
 
     def guarded() -> None:
@@ -173,12 +182,16 @@ def _run(target: Callable[[], None], control: np.ndarray, deadline: float | None
             worker.join(POLL_SECONDS)
             if deadline is not None and time.perf_counter() >= deadline:
                 control[0] = 1
+                if not started():
+                    return False
     except BaseException:
         control[0] = 1
-        worker.join()
+        if started():
+            worker.join()
         raise
     if failed:
         raise failed[0]
+    return True
 
 
 def branch_and_bound(
@@ -192,7 +205,6 @@ def branch_and_bound(
     from . import branch_core as core
 
     t0 = time.perf_counter()
-    t, levels = tables(instance, d), _root(instance, d)
     stats = np.array([0, upper, 0, 0, 0, 0], dtype=np.int64)
     control = np.zeros(1, dtype=np.int64)
     moves = np.zeros((instance.num_tasks, 3), dtype=np.int64)
@@ -201,11 +213,19 @@ def branch_and_bound(
         lambda: (
             f"branch and bound: {int(stats[core.NODES]):,} nodes, "
             f"searching below {int(stats[core.BEST]) / unit:.10g}"
+            if stats[core.NODES]
+            else "branch and bound: loading the compiled search (compiling it the first time "
+            "after installing takes about half a minute)"
         )
     )
     if deadline is not None and time.perf_counter() >= deadline:
         control[0] = 1
-    _run(lambda: core.search(t, levels, stats, control, moves), control, deadline)
+
+    def search() -> None:  # in the thread: the tables' own compiled helper loads there too
+        core.search(tables(instance, d), _root(instance, d), stats, control, moves)
+
+    if not _run(search, control, deadline, lambda: bool(stats[core.NODES])):
+        return BranchResult(None, None, False, 0, time.perf_counter() - t0)
     found = bool(stats[core.FOUND])
     return BranchResult(
         _schedule(instance, d, moves) if found else None,
