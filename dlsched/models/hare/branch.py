@@ -252,10 +252,7 @@ def prefix_bounds(
         cost = int(lv.scalars[i, core.COST])
         bound = core.queue_bound(t, lv.counts[i], lv.free[i], lv.rel[i], lv.ends[i], lv.tails[i])
         seen.append(cost + int(bound))
-        lv.scalars[i + 1, core.COST] = core.place(
-            t, n, m, s, lv.counts[i], lv.free[i], lv.rel[i], lv.pm[i], cost,
-            lv.counts[i + 1], lv.free[i + 1], lv.rel[i + 1], lv.pm[i + 1],
-        )  # fmt: skip
+        lv.scalars[i + 1, core.COST] = core.child(t, lv, i, n, m, s)
     return int(lv.scalars[len(moves), core.COST]), seen
 
 
