@@ -65,6 +65,7 @@ from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.progress import note
 
+from .branch_layout import BEST, COST, FOUND, NODES, STATS, STOPPED
 from .scaling import ScaledData
 
 if TYPE_CHECKING:  # the compiled core is imported where it runs: numba takes a second to load
@@ -202,18 +203,17 @@ def branch_and_bound(
     Needs exactly scaled data and :func:`applicable`."""
     if not d.exact or not applicable(instance):
         raise ValueError("branch_and_bound needs exactly scaled data and small rounds")
-    from . import branch_core as core
-
     t0 = time.perf_counter()
-    stats = np.array([0, upper, 0, 0, 0, 0], dtype=np.int64)
+    stats = np.zeros(STATS, dtype=np.int64)
+    stats[BEST] = upper
     control = np.zeros(1, dtype=np.int64)
     moves = np.zeros((instance.num_tasks, 3), dtype=np.int64)
     unit = d.time_scale * d.weight_scale
     note(
         lambda: (
-            f"branch and bound: {int(stats[core.NODES]):,} nodes, "
-            f"searching below {int(stats[core.BEST]) / unit:.10g}"
-            if stats[core.NODES]
+            f"branch and bound: {int(stats[NODES]):,} nodes, "
+            f"searching below {int(stats[BEST]) / unit:.10g}"
+            if stats[NODES]
             else "branch and bound: loading the compiled search (compiling it the first time "
             "after installing takes about half a minute)"
         )
@@ -221,17 +221,19 @@ def branch_and_bound(
     if deadline is not None and time.perf_counter() >= deadline:
         control[0] = 1
 
-    def search() -> None:  # in the thread: the tables' own compiled helper loads there too
+    def search() -> None:  # in the thread: loading numba and the compiled code counts too
+        from . import branch_core as core
+
         core.search(tables(instance, d), _root(instance, d), stats, control, moves)
 
-    if not _run(search, control, deadline, lambda: bool(stats[core.NODES])):
+    if not _run(search, control, deadline, lambda: bool(stats[NODES])):
         return BranchResult(None, None, False, 0, time.perf_counter() - t0)
-    found = bool(stats[core.FOUND])
+    found = bool(stats[FOUND])
     return BranchResult(
         _schedule(instance, d, moves) if found else None,
-        int(stats[core.BEST]) if found else None,
-        not stats[core.STOPPED],
-        int(stats[core.NODES]),
+        int(stats[BEST]) if found else None,
+        not stats[STOPPED],
+        int(stats[NODES]),
         time.perf_counter() - t0,
     )
 
@@ -249,11 +251,11 @@ def prefix_bounds(
     seen = []
     for i, (n, m, s) in enumerate(moves):
         core.alone(t, lv.counts[i], lv.free[i], lv.rel[i], lv.pm[i], lv.ends[i], lv.tails[i])
-        cost = int(lv.scalars[i, core.COST])
+        cost = int(lv.scalars[i, COST])
         bound = core.queue_bound(t, lv.counts[i], lv.free[i], lv.rel[i], lv.ends[i], lv.tails[i])
         seen.append(cost + int(bound))
-        lv.scalars[i + 1, core.COST] = core.child(t, lv, i, n, m, s)
-    return int(lv.scalars[len(moves), core.COST]), seen
+        lv.scalars[i + 1, COST] = core.child(t, lv, i, n, m, s)
+    return int(lv.scalars[len(moves), COST]), seen
 
 
 def compile_search() -> float:

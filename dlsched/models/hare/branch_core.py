@@ -17,14 +17,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .branch_layout import BEST, COST, FOUND, KEYS, LAST_M, LAST_N, NODES, ROWS, STOPPED, TAU, TRIED
+
 #: Largest integer the state uses: above every scaled time and cost (scaling.MAX_SCALED).
 BIG = np.int64(2**62)
-#: stats: nodes, incumbent, 1 once a schedule below the upper bound is found, 1 if stopped,
-#: then dominance's keys and rows in use.
-NODES, BEST, FOUND, STOPPED, KEYS, ROWS = 0, 1, 2, 3, 4, 5
-#: Levels.scalars: cost of the finished jobs, start of the last task, its job and GPU,
-#: children tried.
-COST, TAU, LAST_N, LAST_M, TRIED = 0, 1, 2, 3, 4
 
 
 class Tables(NamedTuple):
