@@ -12,7 +12,7 @@ from test_hare_decompose import small_jobs
 
 from dlsched.models.hare import generate
 from dlsched.models.hare.check import check_schedule
-from dlsched.models.hare.lns import improve, job_window, reoptimize
+from dlsched.models.hare.lns import _wider, all_windows, improve, job_window, reoptimize
 from dlsched.models.hare.rounding import list_schedule
 from dlsched.models.hare.scaling import scale_data
 from dlsched.solvers import SolveOptions
@@ -88,3 +88,28 @@ def test_the_search_runs_only_on_a_wide_gap():
     assert not _wide_gap(inst, d, hint, PriorBounds(near))
     assert _wide_gap(inst, d, hint, PriorBounds(far))
     assert not _wide_gap(inst, d, None, PriorBounds())
+
+
+def test_windows_widen_until_the_schedule_is_a_local_optimum_of_every_size():
+    # windows of one task hold one job each; once they are all proven the search widens them,
+    # and it ends (long before its deadline) only when the next size would free every job
+    inst = generate(4, 3, 7, rounds=(1, 2), tasks=(1, 2))
+    sched = _worst_order(inst)
+    t0 = time.perf_counter()
+    got = improve(inst, sched, t0 + 120.0, window_tasks=1, step_seconds=10.0)
+    assert time.perf_counter() - t0 < 60.0
+    assert got.window_tasks > 1
+    assert all(len(w) < inst.num_jobs for w in all_windows(inst, got.window_tasks))
+    widest = all_windows(inst, got.window_tasks)
+    assert _wider(inst, got.window_tasks, widest)[1] is None  # the next size frees every job
+    value = check_schedule(inst, got.schedule).objective
+    assert value <= check_schedule(inst, sched).objective + 1e-9
+    d = scale_data(inst)
+    size = 1
+    while size <= got.window_tasks:  # no window of any size searched can still gain
+        for free in all_windows(inst, size):
+            better, proven = reoptimize(inst, d, got.schedule, set(free), STEP)
+            assert proven
+            if better is not None:
+                assert check_schedule(inst, better).objective >= value - 1e-9
+        size *= 2

@@ -5,12 +5,17 @@ Each step frees the tasks of a window of jobs consecutive in arrival order (as m
 fixed seed), keeps every other task on its GPU class at its start, and re-solves the model of
 :func:`cpsat.build_cpsat` for a few seconds with the current schedule as hint and its
 objective as upper bound. A better schedule replaces the current one. Every schedule it keeps
-satisfies the model, so it is feasible; the final stage checks it like any hint.
+satisfies the model, so it is feasible; the final stage checks it like any hint. When every
+window of the current size is proven without a gain (a local optimum for that size), the size
+doubles, as long as a window still leaves some job fixed.
 
 Why windows by arrival: jobs that arrive together compete for the same GPUs, so moving them
 together is what a single-task move cannot do, and a window of about two dozen tasks is
-re-solved (often proven) in seconds. Measured against the whole model in the same time in
-benchmarks/READING_hare.md (section 2, third table).
+re-solved (often proven) in seconds. Why wider windows after that: with a few large jobs (a
+dozen tasks or more each) a window holds one job, and a schedule can be optimal for every job
+re-placed alone, and for every pair, while three jobs moved together still gain. Measured
+against the whole model in the same time in benchmarks/READING_hare.md (section 2, third
+table).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ class LnsResult:
     steps: int
     improvements: int
     seconds: float
+    window_tasks: int  # the widest window size searched
 
 
 def job_window(instance: HareInstance, first: int, window_tasks: int) -> set[int]:
@@ -96,17 +102,23 @@ def improve(
     seed: int = 0,
 ) -> LnsResult:
     """Steps of the module docstring until ``deadline`` (a ``time.perf_counter()`` value), or
-    until every window was proven without a gain since the last improvement (the schedule is
-    then optimal for each of them: more steps cannot help); exact data only."""
+    until every window was proven without a gain since the last improvement and a wider one
+    would free every job (the schedule is then optimal for each of them: more steps of this
+    search cannot help); exact data only."""
     t0 = time.perf_counter()
     d = scale_data(instance)
     rng = random.Random(seed)
     best = schedule
     start = value = scaled_objective(d, instance, schedule)
     steps = improvements = 0
-    windows = {frozenset(job_window(instance, f, window_tasks)) for f in range(instance.num_jobs)}
+    windows = all_windows(instance, window_tasks)
     settled: set[frozenset[int]] = set()  # proven without a gain since the last improvement
-    while (left := deadline - time.perf_counter()) > 0.2 and settled != windows:
+    while (left := deadline - time.perf_counter()) > 0.2:
+        if settled == windows:  # a local optimum for this size: wider windows, if any
+            size, wider = _wider(instance, window_tasks, windows)
+            if wider is None:
+                break
+            window_tasks, windows, settled = size, wider, set()
         free = frozenset(job_window(instance, rng.randrange(instance.num_jobs), window_tasks))
         opts = SolveOptions(
             time_limit=min(step_seconds, left), seed=seed + steps, extra={"num_workers": workers}
@@ -118,7 +130,27 @@ def improve(
             settled.clear()
         elif proven:
             settled.add(free)
-    return LnsResult(best, start, value, steps, improvements, time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    return LnsResult(best, start, value, steps, improvements, seconds, window_tasks)
 
 
-__all__ = ["LnsResult", "improve", "job_window", "reoptimize"]
+def all_windows(instance: HareInstance, window_tasks: int) -> set[frozenset[int]]:
+    """Every window of :func:`job_window` of that size."""
+    return {frozenset(job_window(instance, f, window_tasks)) for f in range(instance.num_jobs)}
+
+
+def _wider(
+    instance: HareInstance, window_tasks: int, windows: set[frozenset[int]]
+) -> tuple[int, set[frozenset[int]] | None]:
+    """The next doubled size whose windows differ from ``windows``, and those windows (None
+    once a window would free every job: that is the whole model, the route's next stage)."""
+    while True:
+        window_tasks *= 2
+        wider = all_windows(instance, window_tasks)
+        if any(len(w) == instance.num_jobs for w in wider):
+            return window_tasks, None
+        if wider != windows:
+            return window_tasks, wider
+
+
+__all__ = ["LnsResult", "improve", "job_window", "reoptimize", "all_windows"]

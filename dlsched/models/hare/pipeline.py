@@ -14,8 +14,8 @@
 2b. On the same instances: the time-indexed LP bound of stage 3 (its usual share), then a
    large-neighbourhood search (:mod:`lns`, :data:`LNS_SHARE` of the time limit, when the hint
    is more than :data:`LNS_MIN_GAP` above the bound): windows of jobs re-solved with the rest
-   fixed; its schedule is the next hint (and is returned, proven,
-   if it meets the bound).
+   fixed, wider ones once every window of a size is a local optimum; its schedule is the next
+   hint (and is returned, proven, if it meets the bound).
 3. Time-indexed LP bound (unless stage 2b ran it), then CP-SAT with everything proved so far
    stated in the model (:func:`cpsat.solve_cpsat_native`).
 
@@ -173,7 +173,11 @@ def _solve_exact(
         note("neighbourhood search")
         got = improve(instance, hint, time.perf_counter() + LNS_SHARE * options.time_limit)
         hint = got.schedule
-        lns_info = {"lns_steps": got.steps, "lns_improvements": got.improvements}
+        lns_info = {
+            "lns_steps": got.steps,
+            "lns_improvements": got.improvements,
+            "lns_window_tasks": got.window_tasks,
+        }
         prior = replace(prior, info={**prior.info, **lns_info, "lns_seconds": got.seconds})
         done = _proven_hint(instance, d, hint, prior)
         if done is not None:
