@@ -11,7 +11,9 @@ row multipliers into a proven lower bound on the LP optimum. :class:`RowBlock` a
 from __future__ import annotations
 
 import math
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +32,8 @@ UNIT_ROUNDOFF = 2.0**-53
 #: :func:`safe_dual_bound` against the rounding of its products and of its sum (each at most
 #: one unit roundoff per term).
 SUM_MARGIN = 1e-12
+#: HiGHS's callbacks that ask whether to stop: simplex, interior point, branch and bound.
+INTERRUPT_CALLBACKS = ("cbSimplexInterrupt", "cbIpmInterrupt", "cbMipInterrupt")
 
 
 @dataclass(frozen=True, eq=False)
@@ -288,6 +292,40 @@ def reset_scheduler() -> None:
     _scheduler["threads"] = None
 
 
+def run_highs(h: Any) -> None:
+    """``h.run()`` on a ``highspy.Highs`` that Ctrl-C stops: the handler in place before (Python's
+    raises KeyboardInterrupt) is called once HiGHS has returned.
+
+    HiGHS does not watch SIGINT, and Python runs its handler only between bytecodes of the main
+    thread, so a Ctrl-C used to wait for HiGHS's own time limit. During the run SIGINT only
+    records itself: Python's handler would raise inside a HiGHS callback, across C++ frames.
+    HiGHS's interrupt callbacks (:data:`INTERRUPT_CALLBACKS`, called from the solving thread,
+    the main one, about once a millisecond of simplex) run the recording handler and then ask
+    HiGHS to stop. Only in the main thread with a Python handler in place, as for CP-SAT."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        h.run()
+        return
+    frames: list[Any] = []
+
+    def ask(event: Any) -> None:
+        if frames:
+            event.interrupt()
+
+    callbacks = [getattr(h, name) for name in INTERRUPT_CALLBACKS]
+    signal.signal(signal.SIGINT, lambda _signum, frame: frames.append(frame))
+    try:
+        for cb in callbacks:
+            cb.subscribe(ask)
+        h.run()
+    finally:
+        for cb in callbacks:
+            cb.unsubscribe(ask)
+        signal.signal(signal.SIGINT, previous)
+    if frames:
+        previous(signal.SIGINT, frames[0])
+
+
 def _set_options(h: Any, options: SolveOptions, deadline: float | None) -> None:
     import highspy
 
@@ -404,7 +442,7 @@ def solve_matrix(
     h.passModel(_highs_lp(model))
     if start is not None:
         _set_start(h, model, start)
-    h.run()
+    run_highs(h)
     return _result(h, model, time.perf_counter() - t0)
 
 
@@ -415,6 +453,7 @@ __all__ = [
     "SUM_MARGIN",
     "UNIT_ROUNDOFF",
     "safe_dual_bound",
+    "run_highs",
     "segment_offsets",
     "solve_matrix",
     "stack_rows",

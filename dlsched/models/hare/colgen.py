@@ -47,7 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dlsched.solvers.base import SolveOptions
-from dlsched.solvers.highs import MatrixModel, solve_matrix, use_threads
+from dlsched.solvers.highs import MatrixModel, run_highs, solve_matrix, use_threads
 from dlsched.solvers.progress import note
 
 from .localsearch import SumWC, load_horizon
@@ -174,7 +174,7 @@ class MasterLP:
         left = max(0.01, t_end - time.perf_counter())
         self.h.setOptionValue("time_limit", self.h.getRunTime() + left)
         use_threads(self.threads)
-        self.h.run()
+        run_highs(self.h)
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
         sol = self.h.getSolution()
