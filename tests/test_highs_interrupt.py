@@ -1,4 +1,5 @@
-"""Ctrl-C during an in-process HiGHS run (dlsched/solvers/highs.py, run_highs): HiGHS stops at
+"""Ctrl-C during an in-process HiGHS run (dlsched/solvers/highs.py, run_highs; and under Pyomo's
+interface, which stops by its own means): HiGHS stops at
 its next interrupt callback and the handler in place before is called after it (Python's raises
 KeyboardInterrupt: the command line prints "interrupted", exit 130); that handler is back in
 place afterwards. Before, a Ctrl-C waited for HiGHS's own time limit."""
@@ -67,6 +68,34 @@ def test_ctrl_c_stops_highs_and_raises(python_sigint, build):
     with pytest.raises(KeyboardInterrupt):
         solve_matrix(model, SolveOptions(time_limit=60, threads=2))
         time.sleep(5)  # the interrupt is raised by now whatever the solve did
+    assert time.perf_counter() - t0 < 4  # before: HiGHS ran to its limit (60 s)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_stops_highs_under_pyomo(python_sigint):
+    import pyomo.environ as pyo
+
+    from dlsched.solvers import solve
+
+    a = np.random.default_rng(0).integers(0, 100, size=(5, 40))
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(40), domain=pyo.Binary)
+    m.over = pyo.Var(range(5), domain=pyo.NonNegativeReals)
+    m.under = pyo.Var(range(5), domain=pyo.NonNegativeReals)
+    m.split = pyo.Constraint(
+        range(5),
+        rule=lambda m, i: (
+            sum(int(a[i, j]) * m.x[j] for j in range(40)) + m.under[i] - m.over[i]
+            == int(a[i].sum()) // 2
+        ),
+    )
+    m.slack = pyo.Objective(expr=sum(m.over[i] + m.under[i] for i in range(5)))
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    t0 = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        solve(m, "highs", SolveOptions(time_limit=60, threads=2))
+        time.sleep(5)
     assert time.perf_counter() - t0 < 4  # before: HiGHS ran to its limit (60 s)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
