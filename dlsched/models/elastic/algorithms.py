@@ -26,6 +26,7 @@ docs/errata.md for this and the other readings.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -430,18 +431,26 @@ def run_maxweight(inst: ElasticInstance, options: MethodOptions) -> Run:
 
 
 def _earliest(
-    inst: ElasticInstance, jobs: Sequence[int], ledger: Ledger, now: int = 0
+    inst: ElasticInstance,
+    jobs: Sequence[int],
+    ledger: Ledger,
+    now: int = 0,
+    deadline: float | None = None,
 ) -> tuple[list[tuple[int, Config, int]], list[int]]:
     """Each job in turn at its earliest completion from ``now`` on in what ``ledger`` leaves
     (exact: (12)/(20) at zero prices with the completion term), committed; and the jobs that
-    cannot complete by T there."""
+    cannot complete by T there, or were not reached by ``deadline`` (a perf_counter value)."""
     from dlsched.models.elastic.fastprice import FastOracle
 
     oracle = FastOracle(inst, exact=True)
     zero = np.zeros((1, *ledger.used.shape[1:]))
     zero = np.broadcast_to(zero, ledger.used.shape)
-    placed, unplaced = [], []
-    for j in jobs:
+    placed: list[tuple[int, Config, int]] = []
+    unplaced: list[int] = []
+    for k, j in enumerate(jobs):
+        if deadline is not None and time.perf_counter() >= deadline:
+            unplaced.extend(jobs[k:])
+            break
         got = oracle(inst, j, zero, ledger.free(), (now, inst.horizon), weight=1.0)
         if got.config is None:
             unplaced.append(j)
@@ -464,29 +473,48 @@ def alone_infeasible(inst: ElasticInstance, jobs: Sequence[int]) -> list[int]:
     return [j for j in jobs if alone_completion(inst, j) is None]
 
 
-def smith_list(inst: ElasticInstance) -> ElasticSchedule | None:
+def alone_completions(inst: ElasticInstance, deadline: float | None = None) -> list[int | None]:
+    """:func:`alone_completion` of the jobs in order, as many as ``deadline`` (a perf_counter
+    value) allows: a prefix of the jobs."""
+    out: list[int | None] = []
+    for j in range(inst.num_jobs):
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        out.append(alone_completion(inst, j))
+    return out
+
+
+def smith_list(
+    inst: ElasticInstance,
+    completions: Sequence[int | None] | None = None,
+    deadline: float | None = None,
+) -> ElasticSchedule | None:
     """A quick incumbent: jobs by Smith's rule (w_j over its duration alone, largest first),
     each at its earliest completion in what the earlier ones leave; None when one of them
-    then cannot complete by T."""
-    span = []
-    for j, job in enumerate(inst.jobs):
-        c = alone_completion(inst, j)
-        if c is None:
-            return None
-        span.append(max(c - job.arrival, 1))
+    then cannot complete by T, or ``deadline`` passes first. ``completions``: those of
+    :func:`alone_completions` for every job, if already known."""
+    if completions is None or len(completions) < inst.num_jobs:
+        completions = alone_completions(inst, deadline)
+    known = [c for c in completions if c is not None]
+    if len(known) < inst.num_jobs:  # not every job reached, or one cannot complete by T
+        return None
+    span = [max(c - job.arrival, 1) for c, job in zip(known, inst.jobs, strict=True)]
     order = sorted(range(inst.num_jobs), key=lambda j: (-inst.jobs[j].weight / span[j], j))
-    placed, unplaced = _earliest(inst, order, Ledger(inst))
+    placed, unplaced = _earliest(inst, order, Ledger(inst), deadline=deadline)
     if unplaced:
         return None
     return ElasticSchedule.of(cfg.at(start) for _, cfg, start in placed)
 
 
-def alone_bound(inst: ElasticInstance) -> float:
+def alone_bound(inst: ElasticInstance, completions: Sequence[int | None] | None = None) -> float:
     """sum_j w_j c_j with each c_j its earliest completion alone: a lower bound on (2)/(15)
-    (math.inf when some job cannot complete by T, i.e. the program is infeasible)."""
+    (math.inf when some job cannot complete by T, i.e. the program is infeasible).
+    ``completions``: a prefix from :func:`alone_completions` (default: every job); the sum
+    over a prefix is a lower bound too, every term being >= 0."""
+    if completions is None:
+        completions = alone_completions(inst)
     total = 0.0
-    for j, job in enumerate(inst.jobs):
-        c = alone_completion(inst, j)
+    for job, c in zip(inst.jobs, completions, strict=False):
         if c is None:
             return math.inf
         total += job.weight * c

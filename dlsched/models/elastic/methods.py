@@ -90,13 +90,20 @@ def _cut_outcome(
     )
 
 
-def _quick(instance: ElasticInstance) -> tuple[float, ElasticSchedule | None]:
-    """What ``exact`` holds before enumerating, in milliseconds: the alone bound and the
-    Smith-order list schedule (:func:`.algorithms.alone_bound`, :func:`.algorithms.smith_list`)."""
-    from dlsched.models.elastic.algorithms import alone_bound, smith_list
+def _quick(
+    instance: ElasticInstance, deadline: float | None
+) -> tuple[float, ElasticSchedule | None]:
+    """What ``exact`` holds before enumerating, in milliseconds per job: the alone bound and
+    the Smith-order list schedule (:func:`.algorithms.alone_bound`,
+    :func:`.algorithms.smith_list`), both by ``deadline``: past it, the bound sums the jobs
+    reached and there is no incumbent."""
+    from dlsched.models.elastic.algorithms import alone_bound, alone_completions, smith_list
 
-    bound = alone_bound(instance)
-    return bound, None if math.isinf(bound) else smith_list(instance)
+    completions = alone_completions(instance, deadline)
+    bound = alone_bound(instance, completions)
+    if math.isinf(bound) or len(completions) < instance.num_jobs:
+        return bound, None
+    return bound, smith_list(instance, completions, deadline)
 
 
 def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
@@ -105,9 +112,10 @@ def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
     t0 = time.perf_counter()
     cap = _positive_int(options, "max_configs", MAX_CONFIGS)
     limit = options.solve.time_limit
-    quick = _quick(instance)
+    deadline = None if limit is None else t0 + limit
+    quick = _quick(instance, deadline)
     try:
-        gammas = enumerate_all(instance, cap, None if limit is None else t0 + limit)
+        gammas = enumerate_all(instance, cap, deadline)
     except EnumerationTimeUp as cut:
         return _cut_outcome(
             instance, t0, quick, {"stopped_in": "enumeration", "jobs_enumerated": cut.done}
