@@ -22,6 +22,7 @@ Each baseline takes an optional ``deadline`` (a ``time.perf_counter()`` value) a
 from __future__ import annotations
 
 import heapq
+import os
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -59,6 +60,10 @@ def _run_job_on(
 
 class BaselineTimeUp(Exception):
     """A baseline passed its deadline before it had scheduled every job."""
+
+
+class BaselineTooLarge(Exception):
+    """A baseline would need more memory than the machine has free (the reason is the text)."""
 
 
 def _check(deadline: float | None) -> None:
@@ -153,6 +158,7 @@ def sched_allox(instance: HareInstance, deadline: float | None = None) -> TaskSc
     )
     # slot (m, q): the job is q-th from last on GPU m and delays q jobs (itself included);
     # column m * n_jobs + q - 1
+    _check_memory(n_jobs * n_gpus * n_jobs)
     positions = np.arange(1, n_jobs + 1, dtype=float)
     cost = (p[:, :, None] * positions[None, None, :]).reshape(n_jobs, n_gpus * n_jobs)
     rows, cols = _assignment(cost, deadline)
@@ -167,6 +173,24 @@ def sched_allox(instance: HareInstance, deadline: float | None = None) -> TaskSc
             items.extend(its)
             t = end
     return TaskSchedule.from_items(items)
+
+
+#: Copies of AlloX's cost table (8-byte entries) alive at the peak: the table, and the
+#: contiguous copy the matching makes of it.
+ALLOX_TABLE_COPIES = 2
+
+
+def _check_memory(entries: int) -> None:
+    """Refuse, before allocating, a cost table whose copies would not fit in the memory free
+    now: allocating it anyway ends in the kernel killing the process (jobs^2 x GPUs entries:
+    20,000 jobs on 8 GPUs need 51 GB)."""
+    need = ALLOX_TABLE_COPIES * 8 * entries
+    free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if need > free:
+        raise BaselineTooLarge(
+            f"sched-allox's matching needs {need / 2**30:.1f} GiB for its cost table "
+            f"(jobs^2 x GPUs = {entries:,} entries), more than the {free / 2**30:.1f} GiB free"
+        )
 
 
 #: Cost entries (jobs^2 x GPUs) up to which AlloX's matching runs in this process: a few
@@ -205,6 +229,8 @@ def baseline_outcome(name: str, instance: HareInstance, options: MethodOptions) 
         return no_solution(
             instance, name, reason, wall_time=time.perf_counter() - t0, hit_limit=True
         )
+    except BaselineTooLarge as e:
+        return no_solution(instance, name, str(e), wall_time=time.perf_counter() - t0)
     return verified_outcome(instance, name, sched, wall_time=time.perf_counter() - t0)
 
 

@@ -342,7 +342,7 @@ def hint_candidates(
     """Quick feasible schedules: list schedules by several priorities (both GPU rules),
     Algorithm 1 on per-job chain starts, then the baselines until ``deadline`` (a
     ``time.perf_counter()`` value; the list schedules always run, the baselines stop at it)."""
-    from .baselines import BASELINES, BaselineTimeUp
+    from .baselines import BASELINES, BaselineTimeUp, BaselineTooLarge
     from .rounding import list_schedule
 
     jobs = instance.jobs
@@ -383,6 +383,8 @@ def hint_candidates(
             out.append((name, fn(instance, deadline)))
         except BaselineTimeUp:
             break
+        except BaselineTooLarge:  # AlloX's table on a huge instance: the others still run
+            continue
     return out
 
 
