@@ -24,16 +24,7 @@ from dlsched.models.elastic.solution import ElasticSchedule
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import SolveOptions, SolveResult, Status, solve
 from dlsched.solvers.certify import Proof
-from dlsched.solvers.deadline import call_with_deadline
-
-#: Seconds a child process may overrun its time limit before it is killed.
-GRACE = 1.0
-
-
-def _within_limit(fn: Callable[..., Any], *args: Any, options: SolveOptions, t0: float) -> Any:
-    limit = options.time_limit
-    seconds = None if limit is None else max(limit - (time.perf_counter() - t0), 0.0) + GRACE
-    return call_with_deadline(fn, *args, seconds=seconds)
+from dlsched.solvers.deadline import within_time_limit
 
 
 def _positive_int(options: MethodOptions, name: str, default: int) -> int:
@@ -138,7 +129,7 @@ def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
         )
     columns = all_columns(instance, gammas)
     so = options.solve
-    got = _within_limit(_solve_packing, instance, columns, so, options=so, t0=t0)
+    got = within_time_limit(_solve_packing, instance, columns, so, time_limit=so.time_limit, t0=t0)
     if got is None:
         details = {**details, "model_built": False, "stopped_in": "building the packing ILP"}
         return _cut_outcome(instance, t0, quick, details)

@@ -356,14 +356,15 @@ def _exact_stage(
     """Stage 3 in a child process killed at the deadline (plus the solvers' grace): HiGHS sets
     up a MIP of a few hundred thousand columns for longer than its own time limit, before it
     first checks the clock. None when it did not finish."""
-    from dlsched.solvers.deadline import GRACE, call_with_deadline
+    from dlsched.solvers.deadline import call_with_deadline, grace
 
     solve = solve_time_indexed if stage == "time-indexed" else solve_pairs_cpsat
     left = t_end - time.perf_counter()
     if left <= 0:
         return None
+    seconds = left + grace(options.time_limit)
     return call_with_deadline(
-        solve, instance, options, start, t_end, seconds=left + GRACE, label=f"{stage} stage"
+        solve, instance, options, start, t_end, seconds=seconds, label=f"{stage} stage"
     )
 
 
