@@ -10,7 +10,7 @@ from strategies import hare_brute_force as brute_force
 
 from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
-from dlsched.models.hare import METHODS
+from dlsched.models.hare import METHODS, generate
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.rounding import list_schedule
@@ -371,3 +371,29 @@ def test_time_indexed_bound_on_the_bundled_instance():
     assert out.status == Status.OPTIMAL
     assert out.details["lp_bound"] is not None
     assert out.details["lp_bound"] <= out.objective * (1 + 1e-9) <= out.bound * (1 + 1e-9) + 1e-9
+
+
+def test_a_slack_cpsat_objective_is_an_upper_bound_not_a_disagreement():
+    # CP-SAT stopped by a gap (or a limit) may return C_n above the schedule's completion (the
+    # model only asks C_n >= every last finish): its objective then bounds the checker's from
+    # above. Said by the route, it is accepted; the same number claimed as exact is an error.
+    import time
+
+    from dlsched.errors import AgreementError
+    from dlsched.models.hare.common import RouteResult
+    from dlsched.models.hare.cpsat import best_hint
+    from dlsched.models.hare.methods import _route_outcome
+    from dlsched.solvers.certify import Proof
+
+    inst = generate(3, 2, 0, rounds=(1, 2), tasks=(1, 2))
+    hint = best_hint(inst)[1]
+    true = check_schedule(inst, hint).objective
+    slack = RouteResult(hint, true + 0.1, Proof(), {"objective_is_upper": True})
+    out = _route_outcome(inst, "exact-cpsat", time.perf_counter(), slack)
+    assert out.objective == true
+    exact = RouteResult(hint, true + 0.1, Proof(), {"objective_is_upper": False})
+    with pytest.raises(AgreementError):
+        _route_outcome(inst, "exact-cpsat", time.perf_counter(), exact)
+    below = RouteResult(hint, true - 0.1, Proof(), {"objective_is_upper": True})
+    with pytest.raises(AgreementError):  # a model claiming less than its schedule costs
+        _route_outcome(inst, "exact-cpsat", time.perf_counter(), below)

@@ -492,6 +492,10 @@ def solve_cpsat_native(
         "scale_exact": d.exact,
         "horizon": d.horizon / d.time_scale,
         "cpsat_status": run.status_name,
+        # C_n >= every last finish (6) leaves C_n free to lie above the schedule's completion
+        # in a solution CP-SAT did not prove optimal with no gap: its objective then only
+        # bounds the schedule's cost from above (at a proven optimum they are equal)
+        "objective_is_upper": not (run.proven_optimal and options.mip_gap == 0),
         "solver_wall_time": time.perf_counter() - t0,
         "num_workers": run.workers,
         "upper_from_hint": None if upper is None else upper / unit,

@@ -79,7 +79,9 @@ def _route_outcome(
     instance: HareInstance, name: str, t0: float, solved: RouteResult, route: str | None = None
 ) -> Outcome:
     """Verify a route's schedule; the route's objective must equal the checker's unless the
-    data had to be rounded up (``scale_exact`` False), where it bounds it from above."""
+    data had to be rounded up (``scale_exact`` False) or the route says its objective may be
+    slack (``objective_is_upper``, CP-SAT without a proof at zero gap), where it bounds it
+    from above."""
     exact = solved.info.get("scale_exact", True)
     return verified_outcome(
         instance,
@@ -88,7 +90,7 @@ def _route_outcome(
         wall_time=time.perf_counter() - t0,
         proof=solved.proof,
         claimed=solved.objective,
-        claimed_is_upper=not exact,
+        claimed_is_upper=not exact or bool(solved.info.get("objective_is_upper")),
         details={"route": route, **solved.info} if route else solved.info,
     )
 
