@@ -26,7 +26,6 @@ docs/errata.md for this and the other readings.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +39,7 @@ from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.pricing import Priced, Pricer, price_job
 from dlsched.models.elastic.solution import ElasticSchedule, Run
 from dlsched.simulate import Activity, Simulator, Started, simulate
+from dlsched.solvers.deadline import passed
 
 #: oracle(instance, job, prices [T,H,R], free [T,H,R], (lo, hi), limit) -> cheapest schedule;
 #: ``limit``: only schedules cheaper than it matter (an oracle may ignore it).
@@ -448,7 +448,7 @@ def _earliest(
     placed: list[tuple[int, Config, int]] = []
     unplaced: list[int] = []
     for k, j in enumerate(jobs):
-        if deadline is not None and time.perf_counter() >= deadline:
+        if passed(deadline):
             unplaced.extend(jobs[k:])
             break
         got = oracle(inst, j, zero, ledger.free(), (now, inst.horizon), weight=1.0)
@@ -478,7 +478,7 @@ def alone_completions(inst: ElasticInstance, deadline: float | None = None) -> l
     value) allows: a prefix of the jobs."""
     out: list[int | None] = []
     for j in range(inst.num_jobs):
-        if deadline is not None and time.perf_counter() >= deadline:
+        if passed(deadline):
             break
         out.append(alone_completion(inst, j))
     return out
@@ -492,8 +492,8 @@ def smith_list(
     """A quick incumbent: jobs by Smith's rule (w_j over its duration alone, largest first),
     each at its earliest completion in what the earlier ones leave; None when one of them
     then cannot complete by T, or ``deadline`` passes first. ``completions``: those of
-    :func:`alone_completions` for every job, if already known."""
-    if completions is None or len(completions) < inst.num_jobs:
+    :func:`alone_completions`, if already known (a prefix short of every job: None)."""
+    if completions is None:
         completions = alone_completions(inst, deadline)
     known = [c for c in completions if c is not None]
     if len(known) < inst.num_jobs:  # not every job reached, or one cannot complete by T

@@ -92,9 +92,7 @@ def _quick(
 
     completions = alone_completions(instance, deadline)
     bound = alone_bound(instance, completions)
-    if math.isinf(bound) or len(completions) < instance.num_jobs:
-        return bound, None
-    return bound, smith_list(instance, completions, deadline)
+    return bound, None if math.isinf(bound) else smith_list(instance, completions, deadline)
 
 
 def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
