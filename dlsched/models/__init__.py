@@ -3,13 +3,15 @@ share: :class:`Method`, :class:`MethodOptions` and :func:`run_method`."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dlsched.errors import OptionError
 from dlsched.result import Outcome
 from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.deadline import Clock, Deadline
 
 
 @dataclass(frozen=True)
@@ -18,9 +20,23 @@ class MethodOptions:
 
     solve: SolveOptions = field(default_factory=SolveOptions)
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: the method's time limit (``solve.time_limit``) as a running :class:`Deadline`: started
+    #: here, and again by :func:`run_method` when the method starts; routes split it into
+    #: stage budgets and never add a limit to a clock themselves
+    deadline: Deadline = field(default=None, compare=False)  # type: ignore[assignment]
+    #: the clock the deadline reads (tests inject a fake one to make time pass)
+    clock: Clock = field(default=time.perf_counter, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.deadline is None:
+            object.__setattr__(self, "deadline", Deadline.after(self.solve.time_limit, self.clock))
 
     def param(self, name: str, default: Any = None) -> Any:
         return self.params.get(name, default)
+
+    def started(self) -> MethodOptions:
+        """These options with the deadline started now."""
+        return replace(self, deadline=Deadline.after(self.solve.time_limit, self.clock))
 
 
 @dataclass(frozen=True)
@@ -60,7 +76,7 @@ def run_method(instance: Any, method: str, options: MethodOptions | None = None)
             f"not a parameter of method '{method}' (accepted: {', '.join(m.params) or 'none'})",
         )
     check_flags(m, options.params)
-    return m.run(instance, options)
+    return m.run(instance, options.started())
 
 
 def check_flags(method: Method, params: Mapping[str, Any]) -> None:

@@ -11,10 +11,13 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from dlsched.solvers.highs import reset_scheduler
 from dlsched.solvers.progress import PROGRESS_EVERY, beating, note, say
+
+if TYPE_CHECKING:
+    from dlsched.solvers.base import SolveOptions
 
 T = TypeVar("T")
 
@@ -51,6 +54,8 @@ def call_with_deadline(
     line on stderr."""
     if seconds is None:
         return fn(*args)
+    from dlsched.solvers.highs import reset_scheduler  # numpy and scipy only when forking
+
     note(label)
     reset_scheduler()  # the child starts HiGHS's workers anew
     ctx = mp.get_context("fork")
@@ -74,17 +79,14 @@ def call_with_deadline(
     return value  # type: ignore[no-any-return]
 
 
-def passed(deadline: float | None) -> bool:
-    """Whether ``deadline`` (a ``time.perf_counter()`` value, None: none) has passed: the
-    check of work that stops itself between steps."""
-    return deadline is not None and time.perf_counter() >= deadline
-
-
 #: A child may overrun its time limit (a solver's own stop, then sending its answer) by this
 #: share of the limit, and at most :data:`GRACE` seconds, before it is killed: a second at
 #: 120 s, a tenth at 1 s (a whole second there more than doubled a run: hare Algorithm 1 on
 #: 5,000 jobs at 1 s took 2.3 s).
 GRACE, GRACE_SHARE = 1.0, 0.1
+
+#: The shortest limit handed to a solver: a solver given 0 s may read it as "no limit".
+MIN_SOLVER_SECONDS = 0.01
 
 
 def grace(time_limit: float | None) -> float:
@@ -92,16 +94,113 @@ def grace(time_limit: float | None) -> float:
     return GRACE if time_limit is None else min(GRACE, GRACE_SHARE * time_limit)
 
 
+def passed(deadline: float | None) -> bool:
+    """Deprecated: use :meth:`Deadline.passed`."""
+    return deadline is not None and time.perf_counter() >= deadline
+
+
 def within_time_limit(
     fn: Callable[..., T], *args: Any, time_limit: float | None, t0: float
 ) -> T | None:
-    """``fn(*args)`` under what is left of ``time_limit`` since ``t0`` (a perf_counter value),
-    plus :func:`grace`, model building included; None if it was killed at the limit."""
-    if time_limit is None:
-        return fn(*args)
-    left = max(time_limit - (time.perf_counter() - t0), 0.0)
-    label = getattr(fn, "__name__", "solving").strip("_").replace("_", " ")
-    return call_with_deadline(fn, *args, seconds=left + grace(time_limit), label=label)
+    """Deprecated: use :meth:`Deadline.run`."""
+    return Deadline(time_limit, t0, time_limit).run(fn, *args)
 
 
-__all__ = ["GRACE", "GRACE_SHARE", "call_with_deadline", "grace", "passed", "within_time_limit"]
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A method's time limit, started when the method starts: the one object a route receives,
+    asks (:meth:`left`, :meth:`passed`), splits into stage budgets (:meth:`stage`,
+    :meth:`share`) and hands to the solver (:meth:`solve_options`). No other module adds a
+    limit to a clock.
+
+    ``limit`` is this budget's seconds (None: no limit) from ``start``; ``whole`` is the
+    method's whole limit, which a stage keeps (the grace of a forked child is a share of it);
+    ``clock`` is injectable, so tests make time pass without waiting for it.
+    """
+
+    limit: float | None
+    start: float
+    whole: float | None
+    clock: Clock = field(default=time.perf_counter, repr=False, compare=False)
+
+    @classmethod
+    def after(cls, limit: float | None, clock: Clock = time.perf_counter) -> Deadline:
+        """A deadline ``limit`` seconds from now (None: never)."""
+        return cls(limit, clock(), limit, clock)
+
+    @classmethod
+    def never(cls, clock: Clock = time.perf_counter) -> Deadline:
+        return cls.after(None, clock)
+
+    @property
+    def unlimited(self) -> bool:
+        return self.limit is None
+
+    def elapsed(self) -> float:
+        """Seconds since this budget started."""
+        return self.clock() - self.start
+
+    def left(self) -> float | None:
+        """Seconds left (never negative); None without a limit."""
+        if self.limit is None:
+            return None
+        return max(self.limit - self.elapsed(), 0.0)
+
+    def passed(self) -> bool:
+        """Whether the limit has passed: the check of work that stops itself between steps."""
+        return self.limit is not None and self.elapsed() >= self.limit
+
+    def almost_passed(self, share: float) -> bool:
+        """Whether less than ``share`` of this budget's limit is left (a stage stops early
+        enough for the next step to finish in time)."""
+        left = self.left()
+        return left is not None and self.limit is not None and left <= share * self.limit
+
+    def stage(self, share: float) -> Deadline:
+        """A stage's budget: ``share`` of what is left now (all of it at 1; never past this
+        deadline)."""
+        left = self.left()
+        return Deadline(
+            None if left is None else share * left, self.clock(), self.whole, self.clock
+        )
+
+    def share(self, share: float) -> Deadline:
+        """The budget that ends ``share`` of this budget's limit after its start (a stage
+        planned from the start, e.g. "the hint may use the first 30 %")."""
+        if self.limit is None:
+            return self
+        return Deadline(share * self.limit, self.start, self.whole, self.clock)
+
+    def seconds(self, cap: float | None = None) -> float | None:
+        """Seconds to hand a solver: what is left (at least :data:`MIN_SOLVER_SECONDS`),
+        capped at ``cap``; None when there is neither a limit nor a cap."""
+        left = self.left()
+        if left is None:
+            return cap
+        left = max(left, MIN_SOLVER_SECONDS)
+        return left if cap is None else min(left, cap)
+
+    def solve_options(self, options: SolveOptions) -> SolveOptions:
+        """``options`` with the time limit set to what is left of this deadline."""
+        return options.with_(time_limit=self.seconds())
+
+    def grace(self) -> float:
+        """Seconds a forked child may run past this deadline: :func:`grace` of the whole
+        limit."""
+        return grace(self.whole)
+
+    def run(self, fn: Callable[..., T], *args: Any, label: str | None = None) -> T | None:
+        """``fn(*args)`` under what is left of this deadline plus :meth:`grace`, model
+        building included (in a forked child when there is a limit); None if it was killed at
+        the limit."""
+        left = self.left()
+        if left is None:
+            return fn(*args)
+        label = label or getattr(fn, "__name__", "solving").strip("_").replace("_", " ")
+        return call_with_deadline(fn, *args, seconds=left + self.grace(), label=label)
+
+
+__all__ = ["GRACE", "GRACE_SHARE", "MIN_SOLVER_SECONDS", "Deadline", "call_with_deadline", "grace"]
