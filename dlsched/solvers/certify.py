@@ -27,9 +27,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dlsched.errors import InternalError
 from dlsched.solvers.base import Status, relative_gap
+
+if TYPE_CHECKING:
+    from dlsched.solvers.base import SolveResult
 
 #: Absolute tolerance, in objective units, between a verified objective and a proven bound.
 EPSILON = 1e-6
@@ -67,6 +71,21 @@ class Proof:
     infeasible: bool = False
     hit_limit: bool = False
     unit: float | None = None
+
+    @classmethod
+    def of(
+        cls, res: SolveResult, *, bound: float | None = None, unit: float | None = None
+    ) -> Proof:
+        """What a solver's result proves: its dual bound (or ``bound``, when the route knows a
+        stronger one), and its own status read as claimed optimal, infeasible or stopped at
+        the limit (claims :func:`certify` still checks against the numbers)."""
+        return cls(
+            bound=res.bound if bound is None else bound,
+            claimed_optimal=res.status == Status.OPTIMAL,
+            infeasible=res.status == Status.INFEASIBLE,
+            hit_limit=res.status == Status.TIME_LIMIT,
+            unit=unit,
+        )
 
 
 @dataclass(frozen=True)
