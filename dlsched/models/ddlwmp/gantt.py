@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dlsched.errors import OptionError
-from dlsched.models.ddlwmp.check import busy_slots, run_seconds
+from dlsched.models.ddlwmp.check import busy_slots, check_schedule, run_seconds
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.solution import Schedule
+from dlsched.plotting import outcome_title, save, solution_of
 
 
 def gpu_rows(
@@ -34,25 +34,30 @@ def gpu_rows(
     return bars
 
 
-def save_gantt(instance: DdlwmpInstance, outcome: Any, path: Path) -> Path:
-    if not isinstance(outcome.solution, Schedule):
-        raise OptionError("--plot", str(path), f"method {outcome.method} has no schedule to plot")
-    import matplotlib
-
-    matplotlib.use("Agg")
+def gantt(
+    instance: DdlwmpInstance, sched: Schedule, ax: Any = None, title: str | None = None
+) -> Any:
+    """Draw ``sched`` (verified first) on ``ax`` (a new figure if None); return the axes."""
     import matplotlib.pyplot as plt
 
-    bars = gpu_rows(instance, outcome.solution, outcome.evaluation.alphas)
-    fig, ax = plt.subplots(figsize=(9, 0.35 * instance.cluster.total_gpus + 1.2))
+    ev = check_schedule(instance, sched)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 0.35 * instance.cluster.total_gpus + 1.2))
     colors = plt.get_cmap("tab20")
-    for i, r, a, b in bars:
+    for i, r, a, b in gpu_rows(instance, sched, ev.alphas):
         ax.barh(r, b - a, left=a, color=colors(i % 20), edgecolor="black", linewidth=0.4)
         ax.text(a + (b - a) / 2, r, instance.jobs[i].name, ha="center", va="center", fontsize=7)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("GPU (server x g + index)")
-    ax.set_title(f"{instance.name}: {outcome.method}, sum of completions {outcome.objective:.1f} s")
+    ax.set_title(title or f"{instance.name}: sum of completions {ev.objective:.1f} s")
     ax.invert_yaxis()
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return ax
+
+
+def save_gantt(instance: DdlwmpInstance, outcome: Any, path: Path) -> Path:
+    """The Gantt chart of ``outcome``'s schedule, titled by :func:`outcome_title`, saved."""
+    sched = solution_of(outcome, Schedule, path)
+    return save(gantt(instance, sched, title=outcome_title(instance, outcome)), path)
+
+
+__all__ = ["gantt", "gpu_rows", "save_gantt"]

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dlsched.errors import OptionError
 from dlsched.models.elastic.check import check_schedule
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.solution import ElasticSchedule, JobSchedule
+from dlsched.plotting import outcome_title, save, solution_of
 
 #: Jobs named in the legend; colours repeat beyond this (the tab20 palette).
 LEGEND_JOBS = 20
@@ -96,25 +96,9 @@ def gantt(
 
 
 def save_gantt(instance: ElasticInstance, outcome: Any, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    sched = getattr(outcome, "solution", outcome)
-    if not isinstance(sched, ElasticSchedule):
-        raise OptionError("--plot", str(path), "this method returns no schedule to draw")
-    method = getattr(outcome, "method", "")
-    objective = getattr(outcome, "objective", None)
-    title = f"{instance.name} / {method}: {getattr(outcome, 'status', '')}"
-    if objective is not None:
-        title += f", objective {objective:g}"
-    ax = gantt(instance, sched, title=title)
-    try:
-        ax.figure.savefig(path, dpi=120, bbox_inches="tight")
-    finally:
-        plt.close(ax.figure)
-    return path
+    """The Gantt chart of ``outcome``'s schedule, titled by :func:`outcome_title`, saved."""
+    sched = solution_of(outcome, ElasticSchedule, path)
+    return save(gantt(instance, sched, title=outcome_title(instance, outcome)), path)
 
 
 __all__ = ["gantt", "lanes", "save_gantt"]

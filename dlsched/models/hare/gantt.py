@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dlsched.errors import OptionError
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
+from dlsched.plotting import outcome_title, save, solution_of
 
 #: Jobs named in the legend; colours repeat beyond this (the tab20 palette).
 LEGEND_JOBS = 20
@@ -78,31 +78,7 @@ def gantt(instance: HareInstance, schedule: TaskSchedule, ax: Any = None, title:
     return ax
 
 
-def outcome_title(instance: HareInstance, outcome: Any) -> str:
-    """``name / method: status, objective X`` plus bound and gap unless proven optimal."""
-    status = str(getattr(outcome, "status", ""))
-    head = f"{instance.name} / {getattr(outcome, 'method', '')}: {status}"
-    objective = getattr(outcome, "objective", None)
-    if objective is not None:
-        head += f", objective {objective:g}"
-    bound, gap = getattr(outcome, "bound", None), getattr(outcome, "gap", None)
-    if status != "optimal" and bound is not None and gap is not None:
-        head += f", bound {bound:g}, gap {gap:.2%}"
-    return head
-
-
 def save_gantt(instance: HareInstance, outcome: Any, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    sched = getattr(outcome, "solution", outcome)
-    if not isinstance(sched, TaskSchedule):
-        raise OptionError("--plot", str(path), "this method returns no schedule to draw")
-    ax = gantt(instance, sched, title=outcome_title(instance, outcome))
-    try:
-        ax.figure.savefig(path, dpi=120, bbox_inches="tight")
-    finally:
-        plt.close(ax.figure)
-    return path
+    """The Gantt chart of ``outcome``'s schedule, titled by :func:`outcome_title`, saved."""
+    sched = solution_of(outcome, TaskSchedule, path)
+    return save(gantt(instance, sched, title=outcome_title(instance, outcome)), path)
