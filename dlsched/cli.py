@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shutil
 import sys
@@ -178,18 +177,6 @@ def _load(ref: str) -> Any:
 
     _check_lengths("INSTANCE", ref)
     return load(ref)
-
-
-def _json_safe(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {str(k): _json_safe(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_json_safe(v) for v in x]
-    if hasattr(x, "item") and callable(x.item):  # numpy scalars
-        return x.item()
-    return x
 
 
 SEED = _integer("--seed", 0, MAX_SEED)
@@ -399,6 +386,7 @@ def _outcome_lines(outcome: Any, inst: Any) -> list[str]:
 def cmd_solve(args: argparse.Namespace) -> int:
     from dlsched import families
     from dlsched.models import MethodOptions, run_method
+    from dlsched.result import json_safe
     from dlsched.solvers.base import SolveOptions
     from dlsched.solvers.progress import heartbeat
 
@@ -415,7 +403,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     with heartbeat(f"{args.method} on {_short(args.instance)}", args.time_limit):
         outcome = run_method(inst, args.method, opts)
     if args.json:
-        print(json.dumps(_json_safe(outcome.to_json(inst)), indent=1))
+        print(json.dumps(json_safe(outcome.to_json(inst)), indent=1))
     else:
         print("\n".join(_outcome_lines(outcome, inst)))
     if plot is not None:  # after printing: a failing picture never loses the result
@@ -468,6 +456,7 @@ def _methods_arg(text: str) -> list[str]:
 def cmd_compare(args: argparse.Namespace) -> int:
     from dlsched.bounds import check_methods, compare, format_table
     from dlsched.models import MethodOptions
+    from dlsched.result import json_safe
     from dlsched.solvers.base import SolveOptions
     from dlsched.solvers.progress import heartbeat
 
@@ -478,7 +467,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     with heartbeat(f"compare on {_short(args.instance)}"):
         rows = compare(inst, names, args.reference, opts)
     if args.json:
-        print(json.dumps([_json_safe(r.to_json()) for r in rows], indent=1))
+        print(json.dumps([json_safe(r.to_json()) for r in rows], indent=1))
     else:
         print(format_table(rows))
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -152,3 +153,17 @@ def _agree(name: str, method: str, claimed: float, objective: float, upper: bool
             f"internal error on instance '{name}', method '{method}': producer's objective "
             f"{claimed!r} {relation} checker's {objective!r} for the same solution"
         )
+
+
+def json_safe(x: Any) -> Any:
+    """``x`` as plain JSON: NaN and infinities become None (null), numpy scalars and arrays
+    Python numbers and lists, tuples lists, mapping keys strings; nested containers throughout."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, Mapping):
+        return {str(k): json_safe(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [json_safe(v) for v in x]
+    if callable(getattr(x, "tolist", None)):  # numpy scalars and arrays
+        return json_safe(x.tolist())
+    return x

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-import dlsched.bounds
+import dlsched.bounds.comparisons
 from dlsched.bounds import GUARANTEES, compare, register_guarantee, sweep
 from dlsched.cli import main
 from dlsched.errors import DlschedError
@@ -64,13 +64,13 @@ def test_sweep_resumes_and_saves_counterexamples(tmp_path: Path) -> None:
 def _count_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record the method name of every run the sweep makes."""
     calls: list[str] = []
-    real = dlsched.bounds.run_method
+    real = dlsched.bounds.comparisons.run_method
 
     def counting(instance: Any, method: str, options: MethodOptions | None = None) -> Any:
         calls.append(method)
         return real(instance, method, options)
 
-    monkeypatch.setattr(dlsched.bounds, "run_method", counting)
+    monkeypatch.setattr(dlsched.bounds.comparisons, "run_method", counting)
     return calls
 
 
@@ -176,3 +176,15 @@ def test_an_unbounded_guarantee_reads_inf_in_the_table_not_blank() -> None:
     row = next(r for r in rows if r.method == "a-srpt")
     assert row.guarantee == float("inf") and row.holds is True
     assert " inf " in format_table([row]) and row.to_json()["guarantee"] is None
+
+
+def test_json_safe_gives_strict_json_for_numpy_and_non_finite_numbers() -> None:
+    import numpy as np
+
+    from dlsched.result import json_safe
+
+    raw = {"a": np.float32("inf"), 1: (np.int64(3), float("nan")), "b": np.array([1.5, -np.inf])}
+    safe = json_safe(raw)
+    assert safe == {"a": None, "1": [3, None], "b": [1.5, None]}
+    assert type(safe["1"][0]) is int
+    json.dumps(safe, allow_nan=False)  # raises on any NaN or infinity left

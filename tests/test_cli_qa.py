@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import dlsched.bounds
+import dlsched.bounds.comparisons
 from dlsched import families
 from dlsched.bounds import locked_log, repair_tail
 from dlsched.cli import main
@@ -43,7 +43,7 @@ def no_solving(monkeypatch) -> list[str]:
         calls.append(method)
         raise AssertionError(f"{method} was run")
 
-    monkeypatch.setattr(dlsched.bounds, "run_method", refuse)
+    monkeypatch.setattr(dlsched.bounds.comparisons, "run_method", refuse)
     return calls
 
 

@@ -34,6 +34,7 @@ from dlsched.bounds import (
 from dlsched.errors import OptionError
 from dlsched.instances import from_dict, instance_hash, to_dict
 from dlsched.models import MethodOptions
+from dlsched.result import json_safe
 from dlsched.solvers.base import SolveOptions
 from dlsched.verify.theorem import Measurement, Theorem, registry
 
@@ -94,10 +95,6 @@ class Summary:
 # --- one instance -----------------------------------------------------------------------------
 
 
-def _finite(x: Any) -> Any:
-    return None if isinstance(x, float) and not math.isfinite(x) else x
-
-
 def _row(theorem: Theorem, inst: Any, m: Measurement, why: str | None, solve: SolveOptions,
          count: int) -> dict[str, Any]:  # fmt: skip
     holds = m.verdict(why is None)
@@ -111,13 +108,13 @@ def _row(theorem: Theorem, inst: Any, m: Measurement, why: str | None, solve: So
         "method": m.method,
         "case": m.case,
         "status": m.status,
-        "value": _finite(m.value),
+        "value": json_safe(m.value),
         "reference_method": theorem.reference,
-        "reference": _finite(m.reference),
+        "reference": json_safe(m.reference),
         "reference_kind": m.reference_kind,
-        "ratio": _finite(m.ratio),
+        "ratio": json_safe(m.ratio),
         "ratio_infinite": m.ratio is not None and math.isinf(m.ratio),
-        "bound": _finite(m.bound),
+        "bound": json_safe(m.bound),
         "holds": holds,
         "wall_time": m.wall_time,
         "note": m.note,

@@ -1,0 +1,148 @@
+"""Methods measured against a reference on one instance: :class:`Comparison` records.
+
+The reference is a certified optimum, or a certified lower bound when the exact route stops at
+its limit (``reference_kind`` says which); the method's guarantee stands beside its ratio. This
+is the one module of :mod:`dlsched.bounds` that runs methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from dlsched.bounds.guarantees import SLACK, guarantee_for
+from dlsched.errors import OptionError
+from dlsched.models import MethodOptions, run_method
+from dlsched.models import methods as family_methods
+from dlsched.result import Outcome, json_safe
+from dlsched.solvers.base import Status
+
+
+@dataclass(frozen=True)
+class Comparison:
+    instance: str
+    instance_hash: str
+    family: str
+    method: str
+    status: str
+    objective: float | None
+    wall_time: float
+    reference_method: str
+    reference: float | None  # optimum, or a certified lower bound
+    reference_kind: str  # "optimum" | "lower bound" | "none"
+    value_kind: str  # "objective" (a verified solution) | "bound" (a relaxation's) | "none"
+    ratio: float | None  # value / reference (>= 1 for a heuristic, <= 1 for a relaxation)
+    gap: float | None  # ratio - 1
+    guarantee_name: str | None
+    guarantee: float | None
+    holds: bool | None  # ratio <= guarantee (None when unknown)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = json_safe(asdict(self))
+        return out
+
+
+def reference_of(out: Outcome) -> tuple[float | None, str]:
+    """A reference run's value and kind: its proven optimum, else its certified lower bound."""
+    if out.status == Status.OPTIMAL and out.objective is not None:
+        return out.objective, "optimum"
+    if out.bound is not None:
+        return out.bound, "lower bound"
+    return None, "none"
+
+
+def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
+    value, kind = reference_of(ref)
+    ratio = gap = None
+    mine, value_kind = out.objective, "objective"
+    if mine is None:
+        mine, value_kind = (out.bound, "bound") if out.bound is not None else (None, "none")
+    if value is not None and value > 0 and mine is not None:
+        ratio = mine / value
+        gap = ratio - 1
+    g = guarantee_for(instance.family, out.method)
+    bound = g.bound(instance) if g else None
+    holds = None
+    if bound is not None and ratio is not None and value_kind == "objective":
+        holds = ratio <= bound * (1 + SLACK)
+        if not holds and kind != "optimum":
+            holds = None  # against a lower bound a large ratio proves nothing
+    return Comparison(
+        instance=out.instance,
+        instance_hash=out.instance_hash,
+        family=instance.family,
+        method=out.method,
+        status=str(out.status),
+        objective=out.objective,
+        wall_time=out.wall_time,
+        reference_method=ref.method,
+        reference=value,
+        reference_kind=kind,
+        value_kind=value_kind,
+        ratio=ratio,
+        gap=gap,
+        guarantee_name=g.name if g else None,
+        guarantee=bound,
+        holds=holds,
+    )
+
+
+def check_methods(family: str, methods: Sequence[str], reference: str) -> None:
+    """OptionError naming the first of ``methods`` (``--methods``) or ``reference``
+    (``--reference``) that ``family`` does not have: checked before anything is run or written."""
+    known = family_methods(family)
+    for option, names in (("--reference", [reference]), ("--methods", list(methods))):
+        for name in names:
+            if name not in known:
+                raise OptionError(
+                    option, name, f"unknown for family '{family}' (known: {', '.join(known)})"
+                )
+
+
+def against_reference(
+    instance: Any,
+    methods: Iterable[str],
+    reference: str,
+    options: MethodOptions,
+    with_reference: bool = True,
+) -> Iterator[Comparison]:
+    """Run ``reference`` once, then each of ``methods`` (the reference itself skipped), each
+    record yielded as soon as it is run: first the reference's own (when ``with_reference``).
+    Every outcome is checker-verified (the method layer guarantees it)."""
+    ref = run_method(instance, reference, MethodOptions(solve=options.solve))
+    if with_reference:
+        yield comparison(instance, ref, ref)
+    for m in methods:
+        if m != reference:
+            yield comparison(instance, run_method(instance, m, options), ref)
+
+
+def compare(
+    instance: Any,
+    methods: Sequence[str],
+    reference: str = "exact",
+    options: MethodOptions | None = None,
+) -> list[Comparison]:
+    """Run ``reference`` and every method on ``instance``: the reference's record, then one
+    per method."""
+    check_methods(instance.family, methods, reference)
+    return list(against_reference(instance, methods, reference, options or MethodOptions()))
+
+
+def to_frame(rows: Iterable[Comparison]):  # type: ignore[no-untyped-def]
+    """The records as a DataFrame (an unbounded guarantee stays inf, unlike in JSON)."""
+    import pandas as pd
+
+    return pd.DataFrame([asdict(r) for r in rows])
+
+
+__all__ = [
+    "Comparison",
+    "against_reference",
+    "check_methods",
+    "compare",
+    "comparison",
+    "reference_of",
+    "to_frame",
+]
