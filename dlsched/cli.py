@@ -19,6 +19,7 @@ Bad instances and impossible options exit with status 2 and a one-line message; 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import shutil
@@ -40,6 +41,8 @@ MAX_SEED = 2**31 - 1
 #: Longest file or folder name, in bytes, and longest path (the usual Linux limits).
 NAME_MAX = 255
 PATH_MAX = 4096
+#: Errors of a write to a full (or failing) disk or device, reported on one line.
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
 
 
 def _parse_value(text: str) -> Any:
@@ -112,24 +115,42 @@ def _check_lengths(option: str, path: str) -> None:
         raise OptionError(option, _short(path), f"a name in the path is over {NAME_MAX} bytes")
 
 
-def _check_output(option: str, path: str, formats: Collection[str] = ()) -> Path:
+def _check_output(
+    option: str, path: str, formats: Collection[str] = (), *, special: bool = True
+) -> Path:
     """Check, before any work, that ``path`` can be written (and has one of ``formats``): a
     scratch file is created and removed beside it, so a folder no one can write to (``/proc``)
-    is refused whoever runs the command."""
+    is refused whoever runs the command. A symbolic link is checked at the file it names (the
+    writers write through it); a device or pipe (``/dev/null``) is written in place, and
+    refused unless ``special``."""
+    from dlsched.instances import is_special, output_target
+
     if not path:
         raise OptionError(option, path, "empty file name")
     _check_lengths(option, path)
-    p = Path(path)
+    given = Path(path)
+    try:
+        given.stat()
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise OptionError(option, _short(path), "a loop of symbolic links") from None
+    p = output_target(given)
+    ext = given.suffix[1:].lower()
+    if formats and ext not in formats:
+        known = ", ".join(sorted(formats))
+        raise OptionError(option, _short(path), f"unknown format {ext!r} (supported: {known})")
+    if is_special(p):
+        if not special:
+            raise OptionError(option, _short(path), "not a regular file (a device or a pipe)")
+        if not os.access(p, os.W_OK):
+            raise OptionError(option, _short(path), "the file is not writable")
+        return given
     if not p.parent.is_dir():
         raise OptionError(option, _short(path), f"folder {_short(str(p.parent))!r} does not exist")
     if p.is_dir():
         raise OptionError(option, _short(path), "is a folder, expected a file name")
     if not os.access(p.parent, os.W_OK):
         raise OptionError(option, _short(path), "its folder is not writable")
-    ext = p.suffix[1:].lower()
-    if formats and ext not in formats:
-        known = ", ".join(sorted(formats))
-        raise OptionError(option, _short(path), f"unknown format {ext!r} (supported: {known})")
     if p.exists() and not os.access(p, os.W_OK):
         raise OptionError(option, _short(path), "the file is not writable")
     try:
@@ -138,7 +159,7 @@ def _check_output(option: str, path: str, formats: Collection[str] = ()) -> Path
         raise OptionError(option, _short(path), f"cannot write there: {e.strerror}") from None
     os.close(fd)
     os.unlink(scratch)
-    return p
+    return given
 
 
 def _picture_formats() -> set[str]:
@@ -487,7 +508,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from dlsched.models import MethodOptions
     from dlsched.solvers.base import SolveOptions
 
-    _check_output("-o", args.output)
+    _check_output("-o", args.output, special=False)  # read, locked and appended to
     _check_lengths("--counterexamples", args.counterexamples)
     _check_seed_range(args)
     family = families.get(args.family)
@@ -595,7 +616,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # argparse printed the usage and its error (or the help)
         return e.code if isinstance(e.code, int) else 0 if e.code is None else 2
     try:
-        return HANDLERS[args.command](args)
+        code = HANDLERS[args.command](args)
+        sys.stdout.flush()  # a full device (``> /dev/full``) fails here, not at exit
+        return code
     except DlschedError as e:
         print(f"dlsched: error: {e}", file=sys.stderr)
         return 2
@@ -606,6 +629,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the exit-time flush cannot fail again
         return 141  # 128 + SIGPIPE, what a shell reports for a command killed by the pipe
+    except OSError as e:  # a full disk or device under the standard output or a log
+        if e.filename is not None or e.errno not in WRITE_ERRORS:
+            raise
+        print(f"dlsched: error: cannot write the output: {e.strerror}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:  # pragma: no cover
         print("dlsched: interrupted", file=sys.stderr)
         return 130

@@ -5,6 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
+#: Longest value shown in a message: a longer one is cut, with its length beside it.
+SHOWN = 80
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for a one-line message, cut to :data:`SHOWN` characters with an ellipsis
+    and the value's length when longer (a 100,000-character value is never repeated whole)."""
+    text = repr(value)
+    if len(text) <= SHOWN:
+        return text
+    if isinstance(value, str):
+        size = f"{len(value):,} characters"
+    elif isinstance(value, list | tuple | dict):
+        size = f"{len(value):,} items"
+    else:
+        size = f"{len(text):,} characters"
+    return f"{text[: SHOWN - 3]}... ({size})"
+
 
 class DlschedError(Exception):
     """Base class of every error dlsched raises on purpose."""
@@ -22,11 +40,11 @@ class InstanceError(DlschedError, ValueError):
         self.field = field
         self.value = value
         self.reason = reason
-        shown = repr(value)
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
         where = f"field '{field}'" if field else "instance"
-        super().__init__(f"{source}: {where} = {shown}: {reason}")
+        super().__init__(f"{source}: {where} = {shown(value)}: {reason}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # raised in a forked child, re-raised here
+        return type(self), (self.source, self.field, self.value, self.reason)
 
 
 class OptionError(DlschedError, ValueError):
@@ -35,7 +53,11 @@ class OptionError(DlschedError, ValueError):
     def __init__(self, option: str, value: Any, reason: str) -> None:
         self.option = option
         self.value = value
-        super().__init__(f"option {option} = {value!r}: {reason}")
+        self.reason = reason
+        super().__init__(f"option {option} = {shown(value)}: {reason}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # raised in a forked child, re-raised here
+        return type(self), (self.option, self.value, self.reason)
 
 
 class InfeasibleSolutionError(DlschedError):

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 import weakref
 from pathlib import Path
@@ -179,10 +180,34 @@ def _umask() -> int:
     return umask
 
 
+def output_target(path: str | os.PathLike[str]) -> Path:
+    """What writing to ``path`` writes: the file a symbolic link names (followed to its end),
+    else ``path`` itself."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def is_special(path: Path) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a folder (a device such as
+    /dev/null, a named pipe, a socket): it is written in place, never replaced."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def write_text_atomic(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` through a temporary file renamed over it, keeping an existing
-    file's permission bits (a new file honours the umask)."""
-    path = Path(path)
+    file's permission bits (a new file honours the umask). A symbolic link is written through:
+    the file it names is replaced and the link kept. A device or pipe (``/dev/null``) is
+    written directly, never replaced by a file; its errors (``/dev/full``: no space left) are
+    raised as OSError. Returns ``path``."""
+    given, path = Path(path), output_target(path)
+    if is_special(path):
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return given
     if path.parent and not path.parent.exists():
         raise InstanceError(str(path), "", str(path.parent), "directory does not exist")
     mode = _mode_for(path)
@@ -196,7 +221,7 @@ def write_text_atomic(path: Path, text: str) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    return path
+    return given
 
 
 #: id(instance) -> (weak reference to it, its hash); instances are frozen, so the hash of one
@@ -230,8 +255,10 @@ __all__ = [
     "dumps",
     "from_dict",
     "instance_hash",
+    "is_special",
     "load",
     "loads",
+    "output_target",
     "save",
     "to_dict",
     "write_text_atomic",

@@ -1,0 +1,159 @@
+"""What a hostile pass over the command line found: outputs that are links, devices or pipes;
+a status of its own for bound-only methods; wrong input accepted (names given as numbers,
+fractional counts, a training share that trains on nothing, repeated methods, huge values
+repeated whole in a message); generated names that read as bundled ones; and a heuristic that
+ran past its time limit."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pickle
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from test_cli_qa import one_line, run
+
+from dlsched.cli import main
+from dlsched.errors import InstanceError, OptionError
+from dlsched.instances import dumps, from_dict, load
+
+GENERATE = ("generate", "placement", "--jobs", "3", "--workers", "10", "--seed", "0")
+
+
+def _device(path: str) -> str:
+    if not (os.path.exists(path) and stat.S_ISCHR(os.stat(path).st_mode)):
+        pytest.skip(f"no {path} here")
+    return path
+
+
+# --- 1. outputs that are links, devices or pipes ---------------------------------------------
+
+
+def test_output_through_a_symlink_replaces_its_target_and_keeps_the_link(
+    capsys, tmp_path: Path
+) -> None:
+    target = tmp_path / "target.json"
+    target.write_text("old")
+    target.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(target.name)
+    code, out, err = run(capsys, *GENERATE, "-o", str(link))
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == target.name
+    assert load(target).family == "placement"  # the target has the instance
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # replaced with its mode kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "target.json"]
+
+
+def test_a_full_device_is_one_line_naming_the_path_and_the_error(capsys, tmp_path: Path) -> None:
+    """Through a link, so that a writer that replaces what it is given replaces the link in
+    the test folder, never the device."""
+    full = _device("/dev/full")
+    link = tmp_path / "full.json"
+    link.symlink_to(full)
+    code, out, err = run(capsys, *GENERATE, "-o", str(link))
+    assert code == 2 and out == ""
+    one_line(err, "-o", link.name, os.strerror(28))
+    assert link.is_symlink() and stat.S_ISCHR(os.stat(full).st_mode)
+
+
+def test_a_device_is_written_in_place(capsys, tmp_path: Path) -> None:
+    null = _device("/dev/null")
+    link = tmp_path / "null.json"
+    link.symlink_to(null)
+    code, _, err = run(capsys, *GENERATE, "-o", str(link))
+    assert code == 0, err
+    assert link.is_symlink() and stat.S_ISCHR(os.stat(null).st_mode)
+
+
+def test_a_named_pipe_is_written_not_replaced(capsys, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so the writer's open does not block
+    try:
+        code, _, err = run(capsys, *GENERATE, "-o", str(fifo))
+        assert code == 0, err
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+        chunks = []
+        while chunk := os.read(reader, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(reader)
+    assert json.loads(b"".join(chunks))["family"] == "placement"
+
+
+def test_a_loop_of_links_is_refused(capsys, tmp_path: Path) -> None:
+    (tmp_path / "a.json").symlink_to("b.json")
+    (tmp_path / "b.json").symlink_to("a.json")
+    code, _, err = run(capsys, *GENERATE, "-o", str(tmp_path / "a.json"))
+    assert code == 2
+    one_line(err, "a.json", "loop")
+    assert (tmp_path / "a.json").is_symlink()
+
+
+def test_a_picture_through_a_link_to_a_full_device_is_one_line(capsys, tmp_path: Path) -> None:
+    full = _device("/dev/full")
+    link = tmp_path / "g.png"
+    link.symlink_to(full)
+    code, out, err = run(capsys, "solve", "hare/toy-2gpu", "--method", "hare", "--plot", str(link))
+    assert code == 2 and "status" in out  # the result first, then the failing picture
+    one_line(err, "--plot", os.strerror(28))
+    assert link.is_symlink()
+
+
+def test_a_sweep_onto_a_device_is_refused_before_any_work(capsys, tmp_path: Path) -> None:
+    link = tmp_path / "s.jsonl"
+    link.symlink_to(_device("/dev/null"))
+    argv = ("sweep", "hare", "--count", "1", "--jobs", "2", "--workers", "2", "--methods", "hare")
+    code, out, err = run(capsys, *argv, "-o", str(link))
+    assert code == 2 and out == ""
+    one_line(err, "-o", "not a regular file")
+
+
+def test_a_full_standard_output_is_one_line(capsys, monkeypatch) -> None:
+    full = open(_device("/dev/full"), "w")  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", full)
+    try:
+        code = main(["solve", "hare/toy-2gpu", "--method", "hare", "--json"])
+    finally:
+        monkeypatch.undo()
+        with contextlib.suppress(OSError):  # what is left in its buffer cannot be written
+            full.close()
+    assert code == 2
+    one_line(capsys.readouterr().err, "cannot write", os.strerror(28))
+
+
+# --- 3. messages: huge values cut, errors of a forked child -------------------------------------
+
+
+def test_a_huge_value_is_cut_in_the_message_with_its_length(capsys) -> None:
+    code, _, err = run(capsys, "solve", "hare/toy-2gpu", "--method", "a" * 100_000)
+    assert code == 2
+    one_line(err, "--method", "100,000 characters")
+    assert len(err) < 1000
+
+
+def test_a_huge_value_in_an_instance_is_cut_too() -> None:
+    data = json.loads(dumps(load("hare/toy-2gpu")))
+    data["description"] = ["x"] * 50_000
+    with pytest.raises(InstanceError) as err:
+        from_dict(data, "big.json")
+    assert "50,000 items" in str(err.value) and len(str(err.value)) < 300
+
+
+@pytest.mark.parametrize(
+    "error", [OptionError("backend", "bogus", "unknown"), InstanceError("f", "x", 1, "bad")]
+)
+def test_errors_survive_the_pipe_from_a_forked_child(error: Exception) -> None:
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is type(error) and str(back) == str(error)
+
+
+def test_an_option_refused_in_a_forked_stage_is_one_line(capsys) -> None:
+    code, _, err = run(capsys, "solve", "hare/toy-2gpu", "--method", "hare", "--backend", "bogus")
+    assert code == 2
+    one_line(err, "backend", "'bogus'")
