@@ -174,6 +174,15 @@ class Deadline:
             return self
         return Deadline(share * self.limit, self.start, self.whole, self.clock)
 
+    def portion(self, share: float, cap: float | None = None) -> Deadline:
+        """A stage's budget of ``share`` of this budget's limit (at most ``cap`` seconds) from
+        now, never past this deadline (a stage sized from the whole budget, wherever it
+        starts); without a limit, ``cap`` seconds (None: none)."""
+        left = self.left()
+        planned = None if self.limit is None else share * self.limit
+        sizes = [s for s in (planned, cap, left) if s is not None]
+        return Deadline(min(sizes) if sizes else None, self.clock(), self.whole, self.clock)
+
     def seconds(self, cap: float | None = None) -> float | None:
         """Seconds to hand a solver: what is left (at least :data:`MIN_SOLVER_SECONDS`),
         capped at ``cap``; None when there is neither a limit nor a cap."""
