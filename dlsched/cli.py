@@ -385,8 +385,8 @@ def _outcome_lines(outcome: Any, inst: Any) -> list[str]:
     """The human-readable report of ``dlsched solve``: missing numbers as "-", gap in %."""
     gap = "-" if outcome.gap is None else f"{outcome.gap:.2%}"
     status = str(outcome.status)
-    if outcome.solution is None and outcome.bound is not None and status == "optimal":
-        status += " (the bound was computed to optimality; this method gives no schedule)"
+    if status == "bound":
+        status += " (a proven lower bound; this method gives no schedule)"
     lines = [
         f"instance   {outcome.instance}  ({inst.family})",
         f"method     {outcome.method}",

@@ -14,7 +14,8 @@ from dlsched.solvers import SolveOptions
 COLUMNS = tuple(c for c in TABLE_COLUMNS if c != "guarantee_name")
 INTRO = (
     "dlsched demo: each objective is re-verified by its family checker from the raw instance.",
-    "'value' is a method's objective, or its certified lower bound when 'value_kind' is bound;",
+    "'value' is a method's objective, or its certified lower bound when 'value_kind' is bound",
+    "(status 'bound': a method that gives a lower bound and no schedule, such as a relaxation);",
     "'ratio' is value / certified optimum ('reference_kind' says if only a bound is known);",
     "'guarantee' is the applicable theorem's bound on the ratio (blank: none applies).",
 )

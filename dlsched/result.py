@@ -9,7 +9,7 @@ from typing import Any
 
 from dlsched.errors import AgreementError
 from dlsched.solvers.base import SolveResult, Status, relative_gap
-from dlsched.solvers.certify import Proof, certify
+from dlsched.solvers.certify import Proof, bound_only, certify
 
 #: Relative agreement demanded between a producer's own objective and the checker's.
 AGREEMENT = 1e-6
@@ -85,8 +85,9 @@ def verified_outcome(
     checker within :data:`AGREEMENT` (relative), or bound it from above when
     ``claimed_is_upper`` (an epigraph model whose incumbent need not be tight); it is kept in
     ``details['claimed_objective']``. ``proof`` carries the bound and proof flags, and
-    :func:`certify` decides the status. Outcomes without a solution (relaxations) pass their
-    ``status`` through: it describes the bound's computation.
+    :func:`certify` decides the status. Outcomes without a solution (relaxations) pass the
+    ``status`` of the bound's computation, which :func:`bound_only` turns into theirs (a
+    relaxation solved to the end: ``bound``).
     """
     from dlsched import families
     from dlsched.instances import instance_hash
@@ -104,7 +105,7 @@ def verified_outcome(
         extra.update(family.outcome_details(instance, solution, evaluation))
     cert = certify(objective, proof, instance=instance.name, route=method)
     if solution is None and status is not None and cert.status != Status.INFEASIBLE:
-        final = status
+        final = bound_only(status, cert.bound)
     else:
         final = cert.status
     return Outcome(

@@ -104,7 +104,7 @@ def test_scip_quadratic_relaxation_matches_linearized():
     inst = load("hare/toy-2gpu")
     lin = run_method(inst, "relaxation", OPTS)
     quad = run_method(inst, "relaxation", MethodOptions(OPTS.solve, {"backend": "scip"}))
-    assert quad.status == Status.OPTIMAL
+    assert quad.status == Status.BOUND  # a relaxation solved to the end
     assert quad.details["relaxation_value"] == pytest.approx(
         lin.details["relaxation_value"], rel=1e-5
     )

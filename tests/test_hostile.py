@@ -20,6 +20,8 @@ from test_cli_qa import one_line, run
 from dlsched.cli import main
 from dlsched.errors import InstanceError, OptionError
 from dlsched.instances import dumps, from_dict, load
+from dlsched.solvers.base import Status
+from dlsched.solvers.certify import bound_only
 
 GENERATE = ("generate", "placement", "--jobs", "3", "--workers", "10", "--seed", "0")
 
@@ -157,3 +159,60 @@ def test_an_option_refused_in_a_forked_stage_is_one_line(capsys) -> None:
     code, _, err = run(capsys, "solve", "hare/toy-2gpu", "--method", "hare", "--backend", "bogus")
     assert code == 2
     one_line(err, "backend", "'bogus'")
+
+
+# --- 2. bound-only methods have a status of their own -----------------------------------------
+
+BOUND_ONLY = [
+    ("hare/toy-2gpu", "relaxation"),
+    ("hare/toy-2gpu", "relaxation-strong"),
+    ("ddlwmp/toy-2x4", "lp-bound"),
+    ("ddlwmp/toy-2x4", "srpt-bound"),
+    ("elastic/intro-cifar10", "lp-bound"),
+]
+
+
+@pytest.mark.parametrize(("name", "method"), BOUND_ONLY)
+def test_a_bound_only_method_reports_bound_below_the_optimum(name: str, method: str) -> None:
+    from dlsched.bounds import compare
+
+    rows = {r.method: r for r in compare(load(name), [method])}
+    exact, mine = rows["exact"], rows[method]
+    assert exact.status == "optimal" and exact.reference_kind == "optimum"
+    assert mine.status == str(Status.BOUND) == "bound"
+    assert mine.objective is None and mine.value_kind == "bound"
+    assert mine.ratio is not None and 0 < mine.ratio <= 1 + 1e-9  # a lower bound of the optimum
+
+
+def test_solve_shows_bound_in_text_and_json_and_exits_0(capsys) -> None:
+    code, out, _ = run(capsys, "solve", "ddlwmp/toy-2x4", "--method", "srpt-bound")
+    status = next(line for line in out.splitlines() if line.startswith("status"))
+    assert code == 0 and status.split()[1] == "bound" and "no schedule" in status
+    code, out, _ = run(capsys, "solve", "hare/toy-2gpu", "--method", "relaxation", "--json")
+    got = json.loads(out)
+    assert code == 0 and got["status"] == "bound" and got["objective"] is None
+    assert got["bound"] == pytest.approx(11.5)
+
+
+def test_a_bound_only_reference_is_a_lower_bound_not_a_failure(capsys) -> None:
+    argv = ("compare", "hare/toy-2gpu", "--methods", "hare", "--reference", "relaxation")
+    code, out, _ = run(capsys, *argv, "--json")
+    rows = {r["method"]: r for r in json.loads(out)}
+    assert code == 0 and rows["relaxation"]["status"] == "bound"
+    assert rows["hare"]["reference_kind"] == "lower bound" and rows["hare"]["ratio"] >= 1
+
+
+def test_a_sweep_records_bound(capsys, tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    argv = ("sweep", "hare", "--count", "1", "--jobs", "2", "--workers", "2")
+    code, _, err = run(capsys, *argv, "--methods", "relaxation", "-o", str(log))
+    assert code == 0, err
+    records = {r["method"]: r for r in map(json.loads, log.read_text().splitlines())}
+    assert records["relaxation"]["status"] == "bound" and records["exact"]["status"] == "optimal"
+
+
+def test_the_status_of_a_route_without_a_solution() -> None:
+    assert bound_only(Status.OPTIMAL, 3.0) == Status.BOUND
+    assert bound_only(Status.OPTIMAL, None) == Status.ERROR  # ended, yet proved nothing
+    for kept in (Status.TIME_LIMIT, Status.NO_SOLUTION, Status.ERROR, Status.INFEASIBLE):
+        assert bound_only(kept, 3.0) == kept

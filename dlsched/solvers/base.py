@@ -22,6 +22,8 @@ class Status(StrEnum):
     ERROR = "error"  # the solver failed
     #: a heuristic ended without a solution and proved nothing (why: ``details["reason"]``)
     NO_SOLUTION = "no_solution"
+    #: a bound-only method (a relaxation) ended: no solution, a proven lower bound; a success
+    BOUND = "bound"
 
     def __str__(self) -> str:
         return self.value

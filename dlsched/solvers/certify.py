@@ -14,7 +14,9 @@ The rule, for minimisation:
   ``unit * ceil((bound - tolerance(bound)) / unit)``;
 - ``time_limit`` the route stopped at its limit without closing the gap (incumbent or not);
 - ``feasible``   the route stopped for another reason (a solver gap tolerance, a heuristic);
-- ``infeasible`` proven, and no solution is known.
+- ``infeasible`` proven, and no solution is known;
+- ``bound``      a route with no solution by design (a relaxation, a lower bound) that ended
+  with its bound proven: :func:`bound_only` (never ``optimal``, which needs an objective).
 
 A proof against a known solution (infeasibility with a verified solution in hand, or a bound
 above a verified objective by more than the tolerance) is a bug, not a status:
@@ -139,6 +141,16 @@ def certify(
     return Certificate(status, objective, bound, relative_gap(objective, bound))
 
 
+def bound_only(status: Status, bound: float | None) -> Status:
+    """The status of a route that returns no solution, from the ``status`` of its computation
+    (a relaxation solved, a bound computed): ``bound`` when that computation ended (``optimal``)
+    with a proven ``bound``, ``error`` when it ended with none; any other status (time_limit,
+    no_solution, error) as it is."""
+    if status not in (Status.OPTIMAL, Status.BOUND):
+        return status
+    return Status.BOUND if bound is not None else Status.ERROR
+
+
 def solver_status(
     objective: float | None,
     bound: float | None,
@@ -163,6 +175,7 @@ def solver_status(
 
 __all__ = [
     "EPSILON",
+    "bound_only",
     "REL_EPSILON",
     "tolerance",
     "solver_status",
