@@ -471,6 +471,9 @@ def _methods_arg(text: str) -> list[str]:
     names = [m.strip() for m in text.split(",") if m.strip()]
     if not names:
         raise OptionError("--methods", text, "give at least one method name")
+    twice = next((m for k, m in enumerate(names) if m in names[:k]), None)
+    if twice is not None:
+        raise OptionError("--methods", text, f"method '{twice}' is named twice")
     return names
 
 

@@ -147,7 +147,7 @@ def test_cli_reports_one_line_and_exits_2(tmp_path: Path, capsys, case) -> None:
 def test_python_values_beyond_a_float_are_refused_without_overflow() -> None:
     data = json.loads(dumps(load(BASE["placement"])))
     data["jobs"][0]["dataset_size"] = 10**400
-    with pytest.raises(InstanceError, match=r"jobs\[0\]\.dataset_size.*from 1e-06 to 1e\+09"):
+    with pytest.raises(InstanceError, match=r"jobs\[0\]\.dataset_size.*from 1 to 1e\+09"):
         from_dict(data, "mem")
     data["jobs"][0]["dataset_size"] = 1000
     data["jobs"][0]["throughput"] = [10**400] * 4

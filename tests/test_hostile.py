@@ -216,3 +216,94 @@ def test_the_status_of_a_route_without_a_solution() -> None:
     assert bound_only(Status.OPTIMAL, None) == Status.ERROR  # ended, yet proved nothing
     for kept in (Status.TIME_LIMIT, Status.NO_SOLUTION, Status.ERROR, Status.INFEASIBLE):
         assert bound_only(kept, 3.0) == kept
+
+
+# --- 3. wrong input that was accepted ---------------------------------------------------------
+
+
+def _edited(tmp_path: Path, name: str, path: str, text: str) -> Path:
+    """The bundled ``name`` with the JSON ``text`` written at the dotted ``path``."""
+    data = json.loads(dumps(load(name)))
+    *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+    target = data
+    for p in parents:
+        target = target[p]
+    target[last] = "@here@"
+    out = tmp_path / "bad.json"
+    out.write_text(json.dumps(data).replace('"@here@"', text))
+    return out
+
+
+BAD = [
+    ("ddlwmp/toy-2x4", "jobs.0.group", "7", "jobs[0].group", "7"),
+    ("ddlwmp/toy-2x4", "jobs.1.user", "null", "jobs[1].user", "None"),
+    ("ddlwmp/toy-2x4", "jobs.2.group", "Infinity", "jobs[2].group", "inf"),
+    ("ddlwmp/toy-2x4", "jobs.0.user", "[1]", "jobs[0].user", "[1]"),
+    ("elastic/intro-cifar10", "servers.0.capacity.gpu", "2.5", "servers[0].capacity.gpu", "2.5"),
+    ("elastic/ring-2jobs", "worker_types.0.demand.gpu", "0.5", "worker_types[0].demand.gpu", "0.5"),
+    ("placement/liu2024-motivating", "jobs.0.dataset_size", "2.5", "jobs[0].dataset_size", "2.5"),
+    ("placement/liu2024-motivating", "jobs.1.dataset_size", "0.5", "jobs[1].dataset_size", "0.5"),
+]
+
+
+@pytest.mark.parametrize(("name", "path", "text", "field", "value"), BAD)
+def test_wrong_types_and_fractional_counts_are_refused_on_one_line(
+    capsys, tmp_path: Path, name: str, path: str, text: str, field: str, value: str
+) -> None:
+    bad = _edited(tmp_path, name, path, text)
+    with pytest.raises(InstanceError) as err:
+        load(bad)
+    assert err.value.field == field
+    method = {"ddlwmp": "a-srpt", "elastic": "fifo", "placement": "has"}[name.split("/")[0]]
+    code, out, err_text = run(capsys, "solve", str(bad), "--method", method)
+    assert code == 2 and out == ""
+    one_line(err_text, "bad.json", f"'{field}'", value)
+
+
+def test_a_whole_gpu_count_and_a_fractional_other_resource_are_accepted(tmp_path: Path) -> None:
+    inst = load(_edited(tmp_path, "elastic/intro-cifar10", "servers.0.capacity.gpu", "2.0"))
+    assert inst.servers[0].capacity[0] == 2
+    inst = load(_edited(tmp_path, "elastic/intro-cifar10", "servers.0.capacity.cpu", "7.5"))
+    assert inst.servers[0].capacity[1] == 7.5
+    inst = load(_edited(tmp_path, "placement/liu2024-motivating", "jobs.0.dataset_size", "1e3"))
+    assert inst.jobs[0].dataset_size == 1000
+
+
+def test_group_and_user_strings_still_load() -> None:
+    data = json.loads(dumps(load("ddlwmp/toy-2x4")))
+    data["jobs"][0].update(group="g7", user="")
+    assert from_dict(data, "x.json").jobs[0].group == "g7"
+
+
+@pytest.mark.parametrize(("share", "empty"), [("0.01", "no training job"), ("0.99", "to predict")])
+def test_a_training_share_that_leaves_a_side_empty_is_refused(
+    capsys, share: str, empty: str
+) -> None:
+    argv = ("solve", "ddlwmp/toy-2x4", "--method", "a-srpt", "--param", "predictor=group-mean")
+    code, out, err = run(capsys, *argv, "--param", f"train_share={share}")
+    assert code == 2 and out == ""
+    one_line(err, "train_share", share, empty)
+
+
+def test_a_training_share_splits_the_jobs_it_names() -> None:
+    from dlsched.models.ddlwmp.predict import split
+
+    inst = load("ddlwmp/toy-2x4")  # 6 jobs
+    for share, cut in ((0.2, 1), (0.5, 3), (0.8, 5)):
+        train, test = split(inst, share)
+        assert (len(train), len(test)) == (cut, 6 - cut)
+        assert max(j.release for j in train) <= min(j.release for j in test)
+
+
+@pytest.mark.parametrize("command", ["compare", "sweep"])
+def test_a_method_named_twice_is_refused(capsys, tmp_path: Path, command: str) -> None:
+    log = tmp_path / "s.jsonl"
+    where = {
+        "compare": ("compare", "placement/liu2024-motivating"),
+        "sweep": ("sweep", "placement", "--count", "1", "--jobs", "2", "--workers", "3"),
+    }[command]
+    extra = ("-o", str(log)) if command == "sweep" else ()
+    code, out, err = run(capsys, *where, "--methods", "has, jps,has", *extra)
+    assert code == 2 and out == "" and not log.exists()
+    one_line(err, "--methods", "'has' is named twice")
+

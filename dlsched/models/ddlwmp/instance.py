@@ -13,7 +13,8 @@ Units (every field of the JSON format):
 - ``cluster.occupied`` (optional) lists GPUs already busy per server: only the mapping methods
   (``mapping-exact``, ``heavy-edge``) read it;
 - ``jobs[].release`` r_i is in seconds (a multiple of the slot); ``iterations`` n_i and
-  ``predicted_iterations`` n~_i (optional, defaults to n_i) are counts;
+  ``predicted_iterations`` n~_i (optional, defaults to n_i) are counts; ``group`` and ``user``
+  (optional) are strings, the ids the predictors learn from;
 - ``stages[].forward_ms`` / ``backward_ms`` p^f, p^b are milliseconds per mini-batch per
   replica; ``activation_in_mb`` / ``activation_out_mb`` d^in, d^out and ``params_mb`` h are
   megabytes (10^6 bytes) per replica.
@@ -164,8 +165,8 @@ def _job(r: Reader) -> Job:
         iterations=r.integer("iterations", LIMITS["iterations"]),
         stages=stages,
         allreduce=kind,
-        group=str(r.raw("group", "")),
-        user=str(r.raw("user", "")),
+        group=r.string("group", "", empty=True),
+        user=r.string("user", "", empty=True),
         predicted_iterations=None
         if pred is None
         else r.integer("predicted_iterations", LIMITS["predicted_iterations"]),

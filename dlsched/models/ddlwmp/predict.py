@@ -168,14 +168,21 @@ def make_predictor(name: str, seed: int = 0) -> Predictor:
 
 
 def split(instance: DdlwmpInstance, share: float = 0.8) -> tuple[list[Job], list[Job]]:
-    """(the first ``share`` of the jobs in release order, the rest); both non-empty."""
+    """(the first ``share`` of the jobs in release order, rounded to a whole number of jobs;
+    the rest). OptionError naming ``train_share`` when either part would be empty."""
     ok = isinstance(share, int | float) and not isinstance(share, bool) and 0 < share < 1
     if not ok:
         raise OptionError("train_share", share, "expected a number strictly between 0 and 1")
-    if instance.num_jobs < 2:
+    n = instance.num_jobs
+    if n < 2:
         raise OptionError("train_share", share, "the instance needs at least two jobs to split")
+    cut = round(share * n)
+    if not 1 <= cut <= n - 1:
+        empty = "no training job" if cut < 1 else "no job to predict"
+        raise OptionError(
+            "train_share", share, f"leaves {empty} ({share:g} of {n} jobs rounds to {cut})"
+        )
     jobs = sorted(instance.jobs, key=lambda j: j.release)
-    cut = max(1, min(len(jobs) - 1, round(share * len(jobs))))
     return jobs[:cut], jobs[cut:]
 
 

@@ -9,7 +9,8 @@ Units. Time is counted in slots (``slot_seconds`` long; informative only): ``hor
 in slots. ``gradient_mb`` pi_j is in MB and every ``bandwidth`` (b_m, B_p) in MB per slot, so
 that pi_j / b_m is in slots. Capacities C_h^r and demands e_m^r, z_p^r are in any unit per
 resource (GPUs, vCPUs, GB), the same for a resource everywhere; a demand may omit a resource
-(zero).
+(zero). A resource named ``gpu`` (or ``gpus``, any case) counts whole GPUs: its capacities and
+demands are integers (:data:`WHOLE`).
 
 A job trains E_j (``epochs``) passes over D_j (``chunks``) chunks of K_j
 (``minibatches_per_chunk``) mini-batches: E_j D_j K_j mini-batches in all, with at most D_j
@@ -32,6 +33,8 @@ from dlsched.errors import InstanceError
 from dlsched.instances.validate import COUNT, Range, Reader, check_keys, unique_names
 
 ARCHITECTURES = ("ps", "ring")
+#: Resources counted in whole units (GPUs cannot be split): integer capacities and demands.
+WHOLE = ("gpu", "gpus")
 
 #: Relative slack of the completion requirement (2f): d n rho >= E D K holds when
 #: d n rho >= E D K (1 - SPEED_TOL), so that 15 slots of 1.5e-4-slot iterations do 100,000.
@@ -195,7 +198,12 @@ def _amounts(r: Reader, key: str, resources: tuple[str, ...], *, complete: bool)
         if missing:
             raise InstanceError(r.source, name, raw, f"no capacity for resource '{missing[0]}'")
     sub = r.child(key, raw, fields=resources)
-    return tuple(sub.number(x, LIMITS["amount"], 0.0) for x in resources)
+    return tuple(
+        float(sub.integer(x, LIMITS["amount"], 0))
+        if x.lower() in WHOLE
+        else sub.number(x, LIMITS["amount"], 0.0)
+        for x in resources
+    )
 
 
 def _per_type(r: Reader, key: str, types: tuple[NodeType, ...], rng: Range) -> tuple:

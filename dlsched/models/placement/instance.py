@@ -5,7 +5,7 @@ Clusters*. IEEE TPDS 35(6), 2024.
 
 Units (all fields of the JSON file):
 
-- ``jobs[i].dataset_size``  |Pi_i|, samples per epoch, 1e-6 to 1e9
+- ``jobs[i].dataset_size``  |Pi_i|, samples per epoch, integer from 1 to 1e9
 - ``jobs[i].epochs``        T_i, integer from 1 to 1e6
 - ``jobs[i].model_size_mb`` D_i, megabytes (1 MB = 8e6 bits) exchanged by Ring-AllReduce,
   0 to 1e6 (a terabyte)
@@ -47,7 +47,7 @@ BITS_PER_GBIT = 1e9
 
 #: The accepted range of every numeric field (documented in the module docstring).
 LIMITS = {
-    "dataset_size": Range(RESOLUTION, 1e9),
+    "dataset_size": Range(1, 1e9),
     "epochs": COUNT,
     "model_size_mb": Range(0, 1e6),
     "throughput": Range(RESOLUTION, 1e6),
@@ -152,7 +152,7 @@ def validate_placement(inst: PlacementInstance, source: str) -> None:
     for i, row in enumerate(inst.throughput):
         number_list(row, source, f"jobs[{i}].throughput", k, LIMITS["throughput"])
     for i, j in enumerate(inst.jobs):
-        check_number(j.dataset_size, source, f"jobs[{i}].dataset_size", LIMITS["dataset_size"])
+        check_integer(j.dataset_size, source, f"jobs[{i}].dataset_size", LIMITS["dataset_size"])
         check_number(j.model_size_mb, source, f"jobs[{i}].model_size_mb", LIMITS["model_size_mb"])
         if not isinstance(j.epochs, int):
             raise InstanceError(source, f"jobs[{i}].epochs", j.epochs, "expected an integer")
@@ -219,7 +219,7 @@ def placement_from_dict(data: Any, source: str) -> PlacementInstance:
         jobs.append(
             PlacementJob(
                 name=jr.string("name"),
-                dataset_size=jr.number("dataset_size", LIMITS["dataset_size"]),
+                dataset_size=float(jr.integer("dataset_size", LIMITS["dataset_size"])),
                 epochs=jr.integer("epochs", LIMITS["epochs"]),
                 model_size_mb=jr.number("model_size_mb", LIMITS["model_size_mb"], 0.0),
             )
