@@ -307,3 +307,41 @@ def test_a_method_named_twice_is_refused(capsys, tmp_path: Path, command: str) -
     assert code == 2 and out == "" and not log.exists()
     one_line(err, "--methods", "'has' is named twice")
 
+
+# --- 4. generated names, and what the tour leaves in the checkout ------------------------------
+
+
+@pytest.mark.parametrize("family", ["placement", "hare", "ddlwmp", "elastic"])
+def test_a_generated_instance_is_never_named_like_a_bundled_one(family: str) -> None:
+    import dataclasses
+
+    from dlsched import families
+    from dlsched.instances import bundled
+
+    stems = {name.split("/", 1)[1] for name in bundled()}
+    gen = families.get(family).generate
+    for jobs, workers, seed in ((5, 96, 0), (4, 16, 0), (3, 8, 1), (2, 8, 0)):
+        inst = gen(jobs, workers, seed)
+        assert inst.name not in stems, (family, inst.name)
+    if family == "placement":  # the bundled one is this generator's, under its own name
+        inst = gen(5, 100, 0)
+        assert inst.name == "generated-s5k100-seed0"
+        bundled_one = load("placement/liu2024-s5k100-seed0")
+        assert dataclasses.replace(inst, name=bundled_one.name) == bundled_one
+
+
+def test_every_file_the_readme_tour_writes_is_ignored_by_git() -> None:
+    import re
+    import shutil
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    readme = (root / "README.md").read_text()
+    written = set(re.findall(r"(?:-o|--plot) ([\w./-]+)", readme))
+    assert {"big.json", "gantt.png", "sweep.jsonl", "h.json", "d.json", "verify-out"} <= written
+    for name in sorted(written):
+        probe = f"{name}/x" if "." not in name else name  # a folder: what lands in it
+        got = subprocess.run(["git", "check-ignore", "-q", probe], cwd=root, check=False)
+        assert got.returncode == 0, f"{name} is not in .gitignore"

@@ -130,6 +130,10 @@ def generate(
     sits on node k // gpus_per_node. ``noise`` = epsilon perturbs every throughput uniformly in
     [(1 - eps) rho, (1 + eps) rho] (the paper's prediction-error study).
 
+    The instance is named ``generated-s<S>k<K>-seed<seed>`` unless ``name`` is given: never a
+    bundled instance's name (the bundled ``liu2024-s5k100-seed0`` came from this generator but
+    is the published figure's instance, kept as it is).
+
     Every parameter is checked first (OptionError naming it): 1 <= jobs <= workers, jobs x
     workers <= :data:`MAX_CELLS`, seed in [0, 2^32), gpus_per_node >= 1, noise in [0,
     :data:`MAX_NOISE`], link rates in :data:`GBPS`, name a non-empty string.
@@ -151,7 +155,7 @@ def generate(
     ws = _workers(workers, layout, gpus_per_node)
     job_list, matrix = _jobs(rows, ws, noise, rng)
     return PlacementInstance(
-        name=name or f"liu2024-s{jobs}k{workers}-seed{seed}",
+        name=name or f"generated-s{jobs}k{workers}-seed{seed}",
         jobs=tuple(job_list),
         workers=tuple(ws),
         throughput=tuple(matrix),
