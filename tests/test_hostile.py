@@ -345,3 +345,44 @@ def test_every_file_the_readme_tour_writes_is_ignored_by_git() -> None:
         probe = f"{name}/x" if "." not in name else name  # a folder: what lands in it
         got = subprocess.run(["git", "check-ignore", "-q", probe], cwd=root, check=False)
         assert got.returncode == 0, f"{name} is not in .gitignore"
+
+
+# --- 5. A_maxweight keeps its time limit --------------------------------------------------------
+
+
+def test_a_maxweight_stops_at_its_limit_between_jobs(monkeypatch) -> None:
+    """Time passes only when the oracle prices a job (0.4 s each, on an injected clock): with
+    a 1 s limit the deadline has passed after the third job, so exactly three are priced and
+    the outcome is time_limit with no schedule; without a limit every job is priced."""
+    from dlsched.models import MethodOptions, run_method
+    from dlsched.models.elastic import algorithms
+    from dlsched.models.elastic.generate import generate
+    from dlsched.solvers.base import SolveOptions
+
+    inst = generate(12, 6, 0)  # A_maxweight schedules every job of it
+    now = [0.0]
+    real = algorithms.ORACLES["fast"]
+
+    def slow(instance):  # type: ignore[no-untyped-def]
+        oracle = real(instance)
+
+        def price(*args, **kwargs):  # type: ignore[no-untyped-def]
+            now[0] += 0.4
+            return oracle(*args, **kwargs)
+
+        return price
+
+    monkeypatch.setitem(algorithms.ORACLES, "fast", slow)
+    cut = run_method(
+        inst, "a-maxweight", MethodOptions(SolveOptions(time_limit=1.0), clock=lambda: now[0])
+    )
+    assert cut.status == Status.TIME_LIMIT and cut.objective is None and cut.solution is None
+    assert cut.details["hit_limit"] and cut.details["time_limit"] == 1.0
+    assert now[0] == pytest.approx(3 * 0.4)  # three jobs priced, the fourth never
+    assert "after pricing 3 of 12 jobs" in cut.details["reason"]
+    now[0] = 0.0
+    whole = run_method(
+        inst, "a-maxweight", MethodOptions(SolveOptions(time_limit=None), clock=lambda: now[0])
+    )
+    assert whole.status == Status.FEASIBLE and whole.objective is not None
+    assert now[0] == pytest.approx(12 * 0.4)

@@ -39,7 +39,7 @@ from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.pricing import Priced, Pricer, price_job
 from dlsched.models.elastic.solution import ElasticSchedule, Run
 from dlsched.simulate import Activity, Simulator, Started, simulate
-from dlsched.solvers.deadline import passed
+from dlsched.solvers.deadline import Deadline, passed
 
 #: oracle(instance, job, prices [T,H,R], free [T,H,R], (lo, hi), limit) -> cheapest schedule;
 #: ``limit``: only schedules cheaper than it matter (an oracle may ignore it).
@@ -192,6 +192,19 @@ class Ledger:
             self._prices[lam_value] = new
 
 
+class TimeUp(Exception):
+    """A_maxweight's deadline passed before every job was priced (``priced`` were)."""
+
+    def __init__(self, priced: int) -> None:
+        super().__init__("deadline passed")
+        self.priced = priced
+
+
+def _passed(deadline: Deadline | float | None) -> bool:
+    """Whether ``deadline`` (a :class:`Deadline`, or a ``time.perf_counter()`` value) passed."""
+    return deadline.passed() if isinstance(deadline, Deadline) else passed(deadline)
+
+
 def a_maxweight(
     inst: ElasticInstance,
     jobs: Sequence[int],
@@ -199,13 +212,17 @@ def a_maxweight(
     ledger: Ledger,
     lam_value: float,
     oracle: Oracle = exact_oracle,
+    deadline: Deadline | None = None,
 ) -> list[tuple[int, Config, int]]:
     """Algorithm 3 on ``jobs`` (in the given order) within ``window``; commits to ``ledger``.
 
     Returns (job, configuration, start) of every job scheduled (u_j = w_j - cost_j > 0).
+    :class:`TimeUp` when ``deadline`` passes before a job is priced (checked between jobs).
     """
     out = []
-    for j in jobs:
+    for k, j in enumerate(jobs):
+        if deadline is not None and deadline.passed():
+            raise TimeUp(k)
         prices = ledger.prices(lam_value)  # (11), line 14
         w = inst.jobs[j].weight
         got = oracle(inst, j, prices, ledger.free(), window, w)  # lines 3-7 (only < w_j matters)
@@ -412,22 +429,35 @@ def run_dual(inst: ElasticInstance, options: MethodOptions) -> Run:
 
 def run_maxweight(inst: ElasticInstance, options: MethodOptions) -> Run:
     """A_maxweight on every job over the whole horizon (the jobs it rejects follow at their
-    earliest completion in what remains)."""
+    earliest completion in what remains), within ``options.deadline``: checked between jobs,
+    and when it passes no schedule (a schedule must hold every job), ``details["hit_limit"]``
+    and the reason (the method's status is then time_limit)."""
+    deadline = options.deadline
     f, lam_value = lam(inst)
+    info: dict[str, Any] = {"F": f, "lambda": lam_value}
     ledger = Ledger(inst)
     jobs = list(range(inst.num_jobs))
-    got = a_maxweight(inst, jobs, (0, inst.horizon), ledger, lam_value, _oracle(options, inst))
+    oracle = _oracle(options, inst)
+    try:
+        got = a_maxweight(inst, jobs, (0, inst.horizon), ledger, lam_value, oracle, deadline)
+    except TimeUp as cut:
+        return None, _cut(options, info, f"after pricing {cut.priced} of {len(jobs)} jobs")
     entries = [cfg.at(t) for _, cfg, t in got]
     rest = sorted(set(jobs) - {j for j, _, _ in got}, key=lambda k: -inst.jobs[k].weight)
-    placed, unplaced = _earliest(inst, rest, ledger)
+    placed, unplaced = _earliest(inst, rest, ledger, deadline=deadline)
+    if unplaced and deadline.passed():
+        return None, _cut(options, info, f"while placing the {len(rest)} jobs it rejected")
     entries += [cfg.at(t) for _, cfg, t in placed]
-    info = {
-        "F": f,
-        "lambda": lam_value,
-        "scheduled_weight": sum(inst.jobs[j].weight for j, _, _ in got),
-        "rejected": len(rest),
-    }
+    info["scheduled_weight"] = sum(inst.jobs[j].weight for j, _, _ in got)
+    info["rejected"] = len(rest)
     return _result(inst, entries, unplaced, info)
+
+
+def _cut(options: MethodOptions, info: dict[str, Any], when: str) -> dict[str, Any]:
+    """The details of a run its time limit cut ``when``: no schedule, ``hit_limit``."""
+    limit = options.solve.time_limit
+    reason = f"time limit of {limit:g} s reached {when}: no schedule of every job"
+    return {**info, "hit_limit": True, "time_limit": limit, "reason": reason}
 
 
 def _earliest(
@@ -435,11 +465,12 @@ def _earliest(
     jobs: Sequence[int],
     ledger: Ledger,
     now: int = 0,
-    deadline: float | None = None,
+    deadline: Deadline | float | None = None,
 ) -> tuple[list[tuple[int, Config, int]], list[int]]:
     """Each job in turn at its earliest completion from ``now`` on in what ``ledger`` leaves
     (exact: (12)/(20) at zero prices with the completion term), committed; and the jobs that
-    cannot complete by T there, or were not reached by ``deadline`` (a perf_counter value)."""
+    cannot complete by T there, or were not reached by ``deadline`` (a :class:`Deadline` or a
+    perf_counter value)."""
     from dlsched.models.elastic.fastprice import FastOracle
 
     oracle = FastOracle(inst, exact=True)
@@ -448,7 +479,7 @@ def _earliest(
     placed: list[tuple[int, Config, int]] = []
     unplaced: list[int] = []
     for k, j in enumerate(jobs):
-        if passed(deadline):
+        if _passed(deadline):
             unplaced.extend(jobs[k:])
             break
         got = oracle(inst, j, zero, ledger.free(), (now, inst.horizon), weight=1.0)

@@ -236,6 +236,11 @@ def _heuristic(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]
 
         t0 = time.perf_counter()
         schedule, info = {**ALGORITHMS, **BASELINES}[name](instance, options)
+        if schedule is None and info.get("hit_limit"):  # cut by its limit: status time_limit
+            wall = time.perf_counter() - t0
+            return verified_outcome(
+                instance, name, None, wall_time=wall, proof=Proof(hit_limit=True), details=info
+            )
         if schedule is None:
             return no_schedule_outcome(instance, name, info, time.perf_counter() - t0)
         return verified_outcome(
