@@ -1,9 +1,10 @@
 """The one registry of problem families, and the :class:`Family` protocol each one implements.
 
 A family is one folder ``dlsched/models/<name>/`` whose ``__init__`` exposes ``FAMILY``, an
-object implementing :class:`Family`. The core (instances, bounds, cli, demo, benchmarks) reaches
-a family only through :func:`get`; it never imports one by name. Adding a family means adding
-its folder and one line to :data:`REGISTRY`.
+object implementing :class:`Family`: a :class:`LazyFamily` that says where each part lives. The
+core (instances, bounds, cli, demo, benchmarks) reaches a family only through :func:`get`; it
+never imports one by name. Adding a family means adding its folder and one line to
+:data:`REGISTRY`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -109,6 +111,121 @@ class Family(Protocol):
         ...
 
 
+#: Where a part of a family lives: ``"module:attribute"`` (a module starting with "." is
+#: relative to the family's package), imported on first use; or the object itself (a small hook).
+Part = str | Callable[..., Any]
+
+
+class LazyFamily:
+    """A :class:`Family` declared by where its parts live, each imported on first use, so that
+    importing a family stays cheap (solvers, Pyomo builders and matplotlib load with the method
+    that needs them). Its ``name`` is the last component of ``package``, whose ``data`` folder
+    holds the bundled instances. A part left out is in its usual place in the family's folder:
+    ``methods.py`` (``METHODS``), ``generate.py``, ``theorems.py`` (``THEOREMS``), ``demo.py``
+    (``pairs`` and ``notes``). ``methods`` are tables merged in order; ``guarantees()`` come
+    from the theorems that name one (:attr:`dlsched.verify.theorem.Theorem.guarantee`); a
+    family without ``plot`` has none (``plots`` is False)."""
+
+    def __init__(
+        self,
+        package: str,
+        paper: str,
+        *,
+        from_dict: Part,
+        to_dict: Part,
+        check: Part,
+        methods: Sequence[Part] = (".methods:METHODS",),
+        generate: Part = ".generate:generate",
+        theorems: Part = ".theorems:THEOREMS",
+        demo: Part = ".demo:pairs",
+        demo_notes: Part = ".demo:notes",
+        plot: Part | None = None,
+        outcome_details: Part | None = None,
+    ) -> None:
+        self.package = package
+        self.name = package.rpartition(".")[2]
+        self.paper = paper
+        self.data: Traversable = resources.files(package).joinpath("data")
+        self.plots = plot is not None
+        self._parts: dict[str, Part | None] = {
+            "from_dict": from_dict,
+            "to_dict": to_dict,
+            "check": check,
+            "generate": generate,
+            "theorems": theorems,
+            "demo": demo,
+            "demo_notes": demo_notes,
+            "plot": plot,
+            "outcome_details": outcome_details,
+        }
+        self._methods = tuple(methods)
+
+    def _part(self, part: Part | None) -> Any:
+        if not isinstance(part, str):
+            return part
+        module, _, attribute = part.partition(":")
+        return getattr(importlib.import_module(module, self.package), attribute)
+
+    def _call(self, key: str, *args: Any, **kwargs: Any) -> Any:
+        return self._part(self._parts[key])(*args, **kwargs)
+
+    def from_dict(self, data: Mapping[str, Any], source: str) -> Any:
+        return self._call("from_dict", data, source)
+
+    def to_dict(self, instance: Any) -> dict[str, Any]:
+        out: dict[str, Any] = self._call("to_dict", instance)
+        return out
+
+    def check(self, instance: Any, solution: Any) -> Evaluation:
+        out: Evaluation = self._call("check", instance, solution)
+        return out
+
+    def methods(self) -> Mapping[str, Method]:
+        return {name: m for table in self._methods for name, m in self._part(table).items()}
+
+    def generate(self, jobs: int, workers: int, seed: int, **params: Any) -> Any:
+        return self._call("generate", jobs, workers, seed, **params)
+
+    def plot(self, instance: Any, outcome: Outcome, path: Path) -> Path:
+        if not self.plots:
+            raise OptionError("--plot", str(path), f"the {self.name} family has no plot")
+        out: Path = self._call("plot", instance, outcome, Path(path))
+        return out
+
+    def theorems(self) -> Sequence[Theorem]:
+        out: Sequence[Theorem] = self._part(self._parts["theorems"])
+        return out
+
+    def guarantees(self) -> Mapping[str, Guarantee]:
+        return {
+            m: Guarantee(t.guarantee, t.bound)
+            for t in self.theorems()
+            if t.guarantee is not None and t.bound is not None
+            for m in t.methods
+        }
+
+    def demo(self, quick: bool) -> Sequence[tuple[str, Sequence[str]]]:
+        out: Sequence[tuple[str, Sequence[str]]] = self._call("demo", quick)
+        return out
+
+    def demo_notes(self, quick: bool) -> Sequence[str]:
+        out: Sequence[str] = self._call("demo_notes", quick)
+        return out
+
+    def outcome_details(self, instance: Any, solution: Any, evaluation: Any) -> dict[str, Any]:
+        if self._parts["outcome_details"] is None:
+            return {}
+        out: dict[str, Any] = self._call("outcome_details", instance, solution, evaluation)
+        return out
+
+    def attribute(self, name: str) -> Any:
+        """The family module's attributes made on demand (its ``__getattr__``): ``METHODS``,
+        so that importing the family stays light."""
+        if name == "METHODS":
+            return self.methods()
+        raise AttributeError(name)
+
+
 def names() -> list[str]:
     """Family names in registry order."""
     return list(REGISTRY)
@@ -128,4 +245,15 @@ def of(instance: Any) -> Family:
     return get(getattr(instance, "family", None))
 
 
-__all__ = ["REGISTRY", "Evaluation", "Family", "Guarantee", "Instance", "get", "names", "of"]
+__all__ = [
+    "REGISTRY",
+    "Evaluation",
+    "Family",
+    "Guarantee",
+    "Instance",
+    "LazyFamily",
+    "Part",
+    "get",
+    "names",
+    "of",
+]

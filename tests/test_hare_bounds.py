@@ -18,9 +18,9 @@ from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.guarantees import (
     random_small_instance,
     save_counterexample,
-    sweep,
     theorem4_record,
 )
+from dlsched.models.hare.theorems import sweep
 from dlsched.solvers import SolveOptions, Status
 
 SO = SolveOptions(time_limit=60)

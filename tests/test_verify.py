@@ -64,6 +64,25 @@ def test_every_paper_has_its_theorems_and_instances_are_reproducible() -> None:
     assert {t.id for t in select(["elastic"])} == {"003-thm1", "003-thm3", "003-thm5", "003-thm6"}
 
 
+def test_a_guarantee_compare_prints_is_the_theorem_verify_checks() -> None:
+    """Each method's guarantee in ``compare`` is the one theorem record that names it: the same
+    name and the same bound, and no guarantee without such a record."""
+    table = registry()
+    printed = {}
+    for name in families.names():
+        for method, g in families.get(name).guarantees().items():
+            named = [t for t in table.values() if t.family == name and t.guarantee]
+            (t,) = [t for t in named if method in t.methods]
+            assert g.name == t.guarantee and g.bound is t.bound
+            printed[(name, method)] = g.name
+    assert printed == {
+        ("hare", "hare"): "Theorem 4: alpha(2+alpha)",
+        ("ddlwmp", "a-srpt"): "Theorem 1 (tau=1)",
+        ("ddlwmp", "a-srpt-perfect"): "Theorem 1 (tau=1, exact predictions)",
+        ("elastic", "a-online"): "Theorem 5: 4 alpha",
+    }
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     kinds=st.lists(st.sampled_from("abc"), max_size=60),

@@ -5,9 +5,12 @@ references (``generate``), when it applies (``assumptions``: the reason it does 
 and how to measure it on one instance (``measure``: :class:`Measurement` rows whose ``ratio``
 the theorem bounds by ``bound``). The default measure runs the theorem's methods and its
 reference method (a certified optimum, or a certified lower bound when the exact route stops
-at its limit) and reports method / reference. Families list their theorems in
-``dlsched/models/<family>/theorems.py`` and expose them through ``Family.theorems()``; the core
-finds them with :func:`registry`.
+at its limit) and reports method / reference. A theorem with a ``guarantee`` name is also
+its methods' guarantee in ``dlsched compare``: one record serves both.
+
+Families list their theorems in ``dlsched/models/<family>/theorems.py``, each built by a
+:class:`Paper` (what the theorems of one paper share), and expose them through
+``Family.theorems()``; the core finds them with :func:`registry`.
 """
 
 from __future__ import annotations
@@ -89,6 +92,9 @@ class Theorem:
     shrink_case: ShrinkCase | None = None
     ratio: str = "method / optimum"  # what the ratio is, for the report
     sizes: Mapping[str, int] = field(default_factory=dict)  # default jobs, gpus
+    #: The bound's name as ``dlsched compare`` prints it: a theorem that has one is its methods'
+    #: guarantee there (:meth:`dlsched.families.Family.guarantees`), with this same ``bound``.
+    guarantee: str | None = None
 
     def applies(self, instance: Any) -> bool:
         return self.assumptions(instance) is None
@@ -109,6 +115,34 @@ class Theorem:
         gpus = self.sizes.get("gpus") if gpus is None else gpus
         inst = self.generate(seed, jobs=jobs, gpus=gpus)
         return dataclasses.replace(inst, name=f"{self.id}-s{seed}")
+
+
+def at_most_one(instance: Any) -> float:
+    """The bound of a claim whose ratio is at most 1 (an algorithm that is exact, a loop that
+    ends within its limit)."""
+    return 1.0
+
+
+@dataclass(frozen=True)
+class Paper:
+    """What the theorems of one paper about one family share. :meth:`theorem` builds each
+    record from what is its own (a shared field given there is overridden)."""
+
+    paper: str  # the seed and the paper, one line
+    family: str
+    generate: Generator
+    sizes: Mapping[str, int]
+    shrink: Callable[[Any], Iterable[Any]] | None = None
+
+    def theorem(
+        self, id: str, statement: str, methods: Iterable[str], reference: str, ratio: str,
+        **own: Any,
+    ) -> Theorem:  # fmt: skip
+        """The theorem ``id``: its ``statement``, the ``methods`` measured against
+        ``reference``, what the ``ratio`` is, and any other :class:`Theorem` field."""
+        shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        mine = {"statement": statement, "methods": tuple(methods), "reference": reference}
+        return Theorem(id=id, ratio=ratio, **{**shared, **mine, **own})
 
 
 def ratio_measure(theorem: Theorem, instance: Any, options: MethodOptions) -> list[Measurement]:
@@ -219,9 +253,11 @@ def select(ids: Sequence[str]) -> list[Theorem]:
 __all__ = [
     "SLACK",
     "Measurement",
+    "Paper",
     "Replay",
     "ShrinkCase",
     "Theorem",
+    "at_most_one",
     "drop_each",
     "ratio_measure",
     "registry",

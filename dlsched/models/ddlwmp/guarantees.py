@@ -7,7 +7,8 @@ with rho = max_i alpha_i^max / alpha_i^min, rho_bar = alpha^max / alpha^min (ove
 g^max = max_i g_i and eps_bar the mean absolute prediction error |n_i - n~_i| (eq. 9). The
 bound is infinite when g^max = G. alpha_i^min is the certified lower bound of the placement
 MILP (the optimum when it closes), so rho here is never below the true rho and the recorded
-guarantee is never tighter than the theorem's.
+guarantee is never tighter than the theorem's. The theorem itself (its guarantee in
+``dlsched compare`` and its record in ``dlsched verify``) is defined once, in :mod:`.theorems`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import numpy as np
 
 from dlsched import bounds
 from dlsched.bounds import SLACK
-from dlsched.families import Guarantee
 from dlsched.models.ddlwmp.alpha import alpha_max_ms
 from dlsched.models.ddlwmp.bounds import alpha_min_lower
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
@@ -68,14 +68,6 @@ def theorem1(
         1 + tau + (1 + rho) * share
     ) * eps
     return Theorem1(tau, rho, rho_bar, big_g, g_max, eps, bound)
-
-
-GUARANTEES: dict[str, Guarantee] = {
-    "a-srpt": Guarantee("Theorem 1 (tau=1)", lambda inst: theorem1(inst).bound),
-    "a-srpt-perfect": Guarantee(
-        "Theorem 1 (tau=1, exact predictions)", lambda inst: theorem1(inst, perfect=True).bound
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -198,7 +190,6 @@ def sweep(
 
 
 __all__ = [
-    "GUARANTEES",
     "Theorem1",
     "Theorem1Record",
     "noisy_predictions",

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from functools import partial
 
 import numpy as np
 
 from dlsched.models.ddlwmp.generate import generate
 from dlsched.models.ddlwmp.guarantees import theorem1
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
-from dlsched.verify.theorem import Theorem, drop_each
+from dlsched.verify.theorem import Paper, Theorem, drop_each
 
 PAPER = "seed 001: Luo, Liu, Lee, Shroff, Prediction-Assisted Online DDL Workload Scheduling"
 
@@ -50,39 +51,40 @@ def shrink(inst: DdlwmpInstance) -> Iterator[DdlwmpInstance]:
     return drop_each(inst, "jobs")
 
 
-THEOREMS: list[Theorem] = [
-    Theorem(
-        id="001-thm1",
-        paper=PAPER,
-        statement="Theorem 1 (Total job completion time achieved by A-SRPT). Gamma_A is no "
-        "larger than (2 + tau + rho G / (G - g^max)) rho + 2 rho g^max alpha^max / alpha^min "
-        "(1 + tau + (1 + rho) G / (G - g^max)) eps_bar times the optimal job completion time "
-        "OPT_A.",
-        family="ddlwmp",
-        methods=("a-srpt",),
-        reference="exact",
-        generate=small,
-        bound=lambda inst: theorem1(inst).bound,
+SEED_001 = Paper(PAPER, "ddlwmp", small, {"jobs": 3, "gpus": 6}, shrink)
+STATEMENT = (
+    "Theorem 1 (Total job completion time achieved by A-SRPT). Gamma_A is no larger than (2 + "
+    "tau + rho G / (G - g^max)) rho + 2 rho g^max alpha^max / alpha^min (1 + tau + (1 + rho) G "
+    "/ (G - g^max)) eps_bar times the optimal job completion time OPT_A."
+)
+STATEMENT_PERFECT = (
+    "Theorem 1 with exact predictions (eps_bar = 0): Gamma_A <= (2 + tau + rho G / (G - g^max)) "
+    "rho OPT_A."
+)
+
+
+def _theorem1(perfect: bool) -> Theorem:
+    """Theorem 1 for A-SRPT on the predicted iterations, or (``perfect``) on the true ones
+    (eps_bar = 0): its guarantee in ``compare`` and its record in ``verify``."""
+    suffix, which, reading = ("-perfect", " (true iterations)", ", exact predictions")
+    if not perfect:
+        suffix, which, reading = "", "", ""
+    return SEED_001.theorem(
+        f"001-thm1{suffix}",
+        STATEMENT_PERFECT if perfect else STATEMENT,
+        [f"a-srpt{suffix}"],
+        "exact",
+        f"A-SRPT{which} / optimum",
+        guarantee=f"Theorem 1 (tau=1{reading})",
+        bound=partial(_bound, perfect=perfect),
         assumptions=below_cluster,
-        shrink=shrink,
-        ratio="A-SRPT / optimum",
-        sizes={"jobs": 3, "gpus": 6},
-    ),
-    Theorem(
-        id="001-thm1-perfect",
-        paper=PAPER,
-        statement="Theorem 1 with exact predictions (eps_bar = 0): Gamma_A <= (2 + tau + "
-        "rho G / (G - g^max)) rho OPT_A.",
-        family="ddlwmp",
-        methods=("a-srpt-perfect",),
-        reference="exact",
-        generate=small,
-        bound=lambda inst: theorem1(inst, perfect=True).bound,
-        assumptions=below_cluster,
-        shrink=shrink,
-        ratio="A-SRPT (true iterations) / optimum",
-        sizes={"jobs": 3, "gpus": 6},
-    ),
-]
+    )
+
+
+def _bound(inst: DdlwmpInstance, perfect: bool) -> float:
+    return theorem1(inst, perfect=perfect).bound
+
+
+THEOREMS: list[Theorem] = [_theorem1(perfect=False), _theorem1(perfect=True)]
 
 __all__ = ["THEOREMS", "shrink", "small"]

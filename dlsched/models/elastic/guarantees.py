@@ -11,7 +11,9 @@ assumptions checked and reported beside the ratio.
   (:func:`theorem5_record`). Jobs A_online had to place by the fallback (no interval before
   the horizon) are reported: the theorem speaks of the algorithm without a horizon.
 
-Any record with a violation is saved as a counterexample by :func:`save_counterexample`.
+Any record with a violation is saved as a counterexample by :func:`save_counterexample`. The
+theorems themselves (Theorem 5's guarantee in ``dlsched compare``, every record ``dlsched
+verify`` checks) are defined once, in :mod:`.theorems`.
 """
 
 from __future__ import annotations
@@ -26,13 +28,13 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 
-from dlsched.families import Guarantee
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.elastic.algorithms import Ledger, a_maxweight, alpha_theorem5, lam
 from dlsched.models.elastic.enumerate import enumerate_all, ps_count
 from dlsched.models.elastic.exact import all_columns
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.mincost import Placement, _fixed, mincost1_fixed
+from dlsched.result import json_safe
 from dlsched.solvers import Status, solve
 
 #: Relative slack before a ratio or a cost counts as a violation (solver tolerances).
@@ -41,9 +43,6 @@ SLACK = 1e-6
 
 def theorem5_guarantee(inst: ElasticInstance) -> float:
     return 4.0 * alpha_theorem5(inst, lam(inst)[1])
-
-
-GUARANTEES = {"a-online": Guarantee("Theorem 5: 4 alpha", theorem5_guarantee)}
 
 
 # --- Theorems 1 and 6 ------------------------------------------------------------------------
@@ -429,11 +428,7 @@ def save_counterexample(inst: ElasticInstance, record: Any, directory: Path) -> 
     (:func:`dlsched.bounds.save_counterexample`)."""
     from dlsched import bounds
 
-    rec = {
-        k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-        for k, v in asdict(record).items()
-    }
-    rec = json.loads(json.dumps(rec, default=str))
+    rec = json.loads(json.dumps(json_safe(asdict(record)), default=str))
     return bounds.save_counterexample(inst, rec, directory, stem=f"counterexample-{inst.name}")
 
 

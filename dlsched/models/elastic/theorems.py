@@ -33,7 +33,15 @@ from dlsched.models.elastic.guarantees import (
     theorem5_guarantee,
 )
 from dlsched.models.elastic.instance import ElasticInstance
-from dlsched.verify.theorem import Measurement, Theorem, drop_each, replaced, timed
+from dlsched.verify.theorem import (
+    Measurement,
+    Paper,
+    Theorem,
+    at_most_one,
+    drop_each,
+    replaced,
+    timed,
+)
 
 PAPER = "seed 003: Zhou et al., Online Scheduling of Heterogeneous Distributed ML Jobs, IEEE TCC"
 CASES = 3
@@ -190,65 +198,57 @@ def shrink(inst: ElasticInstance) -> Iterator[ElasticInstance]:
     yield from drop_each(inst, "servers")
 
 
-def _mincost(id_: str, arch: str) -> Theorem:
-    number = 1 if arch == "ps" else 6
-    algorithms = ("A_mincost1", "A_mincost2") if arch == "ps" else ("A_RAmincost1", "A_RAmincost2")
-    which = "Algorithm 4 and Algorithm 5" if arch == "ps" else "Algorithm 6 and Algorithm 7"
-    problem = "problem (13)" if arch == "ps" else "problem (16)"
-    return Theorem(
-        id=id_,
-        paper=PAPER,
-        statement=f"Theorem {number}. {which} yield an optimal solution of {problem} in two "
-        "scenarios, respectively.",
-        family="elastic",
-        methods=algorithms,
-        reference="MILP of (13)/(21) (HiGHS)",
-        generate=ps if arch == "ps" else ring,
-        bound=lambda inst: 1.0,
+SEED_003 = Paper(PAPER, "elastic", within_assumptions, {"jobs": 2, "gpus": 2}, shrink)
+
+
+def _mincost(number: int) -> Theorem:
+    """Theorem 1 (parameter server, Algorithms 4 and 5) or Theorem 6 (Ring-AllReduce,
+    Algorithms 6 and 7): the algorithms' cost against the MILP of (13) / (21), on cases kept
+    fixed while the instance shrinks."""
+    ps_ = number == 1
+    which = "Algorithm 4 and Algorithm 5" if ps_ else "Algorithm 6 and Algorithm 7"
+    problem = "problem (13)" if ps_ else "problem (16)"
+    return SEED_003.theorem(
+        f"003-thm{number}",
+        f"Theorem {number}. {which} yield an optimal solution of {problem} in two scenarios, "
+        "respectively.",
+        ("A_mincost1", "A_mincost2") if ps_ else ("A_RAmincost1", "A_RAmincost2"),
+        "MILP of (13)/(21) (HiGHS)",
+        "algorithm's cost / MILP optimum",
+        generate=ps if ps_ else ring,
+        shrink=None,
+        bound=at_most_one,
         measure=mincost_measure,
         replay=mincost_replay,
         shrink_case=mincost_shrink,
-        ratio="algorithm's cost / MILP optimum",
-        sizes={"jobs": 2, "gpus": 2},
     )
 
 
 THEOREMS: list[Theorem] = [
-    _mincost("003-thm1", "ps"),
-    Theorem(
-        id="003-thm3",
-        paper=PAPER,
-        statement="Theorem 3. The approximation ratio of A_maxweight in Algorithm 3 is "
-        "2 log lambda.",
-        family="elastic",
-        methods=("a-maxweight",),
-        reference="ILP (8)/(17) (HiGHS)",
-        generate=within_assumptions,
+    _mincost(1),
+    SEED_003.theorem(
+        "003-thm3",
+        "Theorem 3. The approximation ratio of A_maxweight in Algorithm 3 is 2 log lambda.",
+        ["a-maxweight"],
+        "ILP (8)/(17) (HiGHS)",
+        "optimum / A_maxweight (weight)",
         bound=lambda inst: 2 * math.log2(lam(inst)[1]),
         assumptions=section51,
         measure=maxweight_measure,
-        shrink=shrink,
-        ratio="optimum / A_maxweight (weight)",
-        sizes={"jobs": 2, "gpus": 2},
     ),
-    Theorem(
-        id="003-thm5",
-        paper=PAPER,
-        statement="Theorem 5. A_online in Algorithm 1 is 4 alpha-competitive, where alpha = "
+    SEED_003.theorem(
+        "003-thm5",
+        "Theorem 5. A_online in Algorithm 1 is 4 alpha-competitive, where alpha = "
         "floor((log w(J) - log w_min) / (1 + log log lambda - log(2 log lambda - 1))) + 1.",
-        family="elastic",
-        methods=("a-online",),
-        reference="exact",
-        generate=within_assumptions,
+        ["a-online"],
+        "exact",
+        "A_online / optimum",
+        guarantee="Theorem 5: 4 alpha",
         bound=theorem5_guarantee,
         assumptions=section51,
-        shrink=shrink,
-        ratio="A_online / optimum",
-        sizes={"jobs": 2, "gpus": 2},
     ),
-    _mincost("003-thm6", "ring"),
+    _mincost(6),
 ]
-
 
 __all__ = [
     "THEOREMS",

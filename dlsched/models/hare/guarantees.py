@@ -8,15 +8,16 @@ Hare_Sched). The proof goes through H_i <= the relaxation, so the ratio of Algor
 relaxation is reported too (``ratio_to_relaxation``): exceeding the guarantee there contradicts
 the proof's chain (22) without contradicting the theorem.
 
-The sweep over random instances is the core's (``dlsched verify``, :mod:`dlsched.verify`): this
-module keeps what is particular to the theorem (the guarantee, the per-instance record, the
-instance generator). Any instance on which a stated bound fails is written as a JSON
-counterexample (instance and record) and reported; nothing is dropped.
+The sweep over random instances is the core's (``dlsched verify``, :mod:`dlsched.verify`), and
+the theorem itself (its guarantee in ``dlsched compare``, its record in ``dlsched verify``, the
+sweep) is defined once, in :mod:`.theorems`: this module keeps what is particular to measuring
+it (the guarantee's formula, the per-instance record, the instance generator). Any instance on
+which a stated bound fails is written as a JSON counterexample (instance and record) and
+reported; nothing is dropped.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,9 +27,9 @@ import numpy as np
 
 from dlsched import bounds
 from dlsched.bounds import SLACK
-from dlsched.families import Guarantee
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.instance import HareInstance, HareJob
+from dlsched.result import json_safe
 from dlsched.solvers import SolveOptions, Status
 
 
@@ -36,10 +37,6 @@ def theorem4_guarantee(instance: HareInstance) -> float:
     """Theorem 4: Algorithm 1 is an alpha(2 + alpha)-approximation."""
     a = instance.alpha()
     return a * (2 + a)
-
-
-#: method -> guarantee; the core finds these through the family object.
-GUARANTEES = {"hare": Guarantee("Theorem 4: alpha(2+alpha)", theorem4_guarantee)}
 
 
 @dataclass(frozen=True)
@@ -59,11 +56,8 @@ class Theorem4Record:
     violations: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["violations"] = list(self.violations)
-        return {
-            k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()
-        }
+        out: dict[str, Any] = json_safe(asdict(self))
+        return out
 
 
 def theorem4_record(
@@ -77,7 +71,7 @@ def theorem4_record(
     exact = run_method(instance, "exact-cpsat", opts)
     rel = run_method(instance, "relaxation", opts)
     alpha = instance.alpha()
-    guarantee = alpha * (2 + alpha)
+    guarantee = theorem4_guarantee(instance)
     opt = exact.objective if exact.status == Status.OPTIMAL else None
     lb = rel.bound
     violations = []
@@ -159,53 +153,3 @@ def random_small_instance(
             )
         )
     return HareInstance(name=name, gpus=tuple(f"g{k}" for k in range(gpus)), jobs=tuple(jobs))
-
-
-def sweep(
-    count: int,
-    seed: int = 0,
-    *,
-    directory: Path | None = None,
-    methods: Sequence[str] = ("hare",),
-    solve_options: SolveOptions | None = None,
-    **size: int,
-) -> tuple[list[Theorem4Record], list[Path]]:
-    """Theorem 4 (``002-thm4`` of :mod:`.theorems`) over ``count`` random small instances
-    (instance k drawn by :func:`random_small_instance` with seed ``seed + k`` and ``size``),
-    run by the core's verify runner in this process: one JSON line per comparison in
-    ``directory/verify.jsonl`` (resumable), every violation saved under
-    ``directory/counterexamples`` and shrunk. Returns each instance's record and the saved
-    files (instances, then minimal counterexamples). Without a directory the run goes to a
-    temporary folder and nothing is kept."""
-    import dataclasses
-    import tempfile
-
-    from dlsched.models.hare.theorems import THEOREMS
-    from dlsched.verify.runner import VerifyOptions, read_log, run
-
-    unknown = sorted(set(size) - {"max_gpus", "max_jobs", "max_tasks"})
-    if unknown:
-        raise TypeError(f"sweep() got an unexpected keyword argument {unknown[0]!r}")
-
-    def draw(s: int, jobs: int | None = None, gpus: int | None = None) -> HareInstance:
-        rng = np.random.default_rng(s)
-        g, j, t = (size.get(k, d) for k, d in (("max_gpus", 2), ("max_jobs", 2), ("max_tasks", 4)))
-        return random_small_instance(rng, max_gpus=g, max_jobs=j, max_tasks=t)
-
-    base = next(t for t in THEOREMS if t.id == "002-thm4")
-    theorem = dataclasses.replace(base, methods=tuple(methods), generate=draw)
-    so = solve_options or SolveOptions()
-    opts = VerifyOptions(count=count, first_seed=seed, solve=so, workers=0, progress=False)
-    with tempfile.TemporaryDirectory() as scratch:
-        folder = Path(directory) if directory is not None else Path(scratch)
-        run([theorem], folder, opts)
-        wanted = {f"002-thm4-s{seed + k}" for k in range(count)}
-        records = [
-            Theorem4Record(**{**r["details"]["record"], "violations": tuple(
-                r["details"]["record"]["violations"])})
-            for r in read_log(folder / "verify.jsonl")
-            if r["method"] == theorem.reference and r["instance"] in wanted
-            and r["time_limit"] == so.time_limit and r["seed"] == so.seed
-        ]  # fmt: skip
-        saved = sorted((folder / "counterexamples").glob("*.json")) if directory else []
-    return records, saved

@@ -8,25 +8,39 @@
   and including pi(j) is at most 2 H_{pi(j)}; the ratio is the largest prefix / (2 H) (<= 1).
 - 004-online: the online policies (HLAS, HLAS-P, FIFO, 2D-LAS, ...) against the certified offline
   optimum. The paper proves no competitive ratio: the worst ratio is reported.
+
+002-thm4 is also Algorithm 1's guarantee in ``dlsched compare``; :func:`sweep` runs it over
+random small instances on the core's runner.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from dlsched.models import MethodOptions
 from dlsched.models.hare.guarantees import (
+    Theorem4Record,
     random_small_instance,
     theorem4_guarantee,
     theorem4_record,
 )
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.online.methods import ONLINE_POLICIES
-from dlsched.verify.theorem import Measurement, Theorem, drop_each, timed, valid
+from dlsched.solvers import SolveOptions
+from dlsched.verify.theorem import (
+    Measurement,
+    Paper,
+    Theorem,
+    at_most_one,
+    drop_each,
+    timed,
+    valid,
+)
 
 PAPER_002 = "seed 002: Chen, Li, Wu, Guo, Hare, HPDC 2022"
 PAPER_004 = "seed 004: Chen, Li, Wu, Guo, Non-Clairvoyant Scheduling (Hare online), IEEE TCC 2024"
@@ -166,52 +180,93 @@ def shrink_valid(inst: HareInstance) -> Iterator[HareInstance]:
     return (c for c in shrink(inst) if valid(c))
 
 
+SEED_002 = Paper(PAPER_002, "hare", small, {"jobs": 3, "gpus": 2}, shrink_valid)
+
 THEOREMS: list[Theorem] = [
-    Theorem(
-        id="002-thm4",
-        paper=PAPER_002,
-        statement="Theorem 4. Algorithm 1 is alpha(2 + alpha)-approximation.",
-        family="hare",
-        methods=("hare",),
-        reference="exact-cpsat",
-        generate=small,
+    SEED_002.theorem(
+        "002-thm4",
+        "Theorem 4. Algorithm 1 is alpha(2 + alpha)-approximation.",
+        ["hare"],
+        "exact-cpsat",
+        "Algorithm 1 / optimum",
+        guarantee="Theorem 4: alpha(2+alpha)",
         bound=theorem4_guarantee,
         assumptions=finite_alpha,
         measure=theorem4_measure,
-        shrink=shrink_valid,
-        ratio="Algorithm 1 / optimum",
-        sizes={"jobs": 3, "gpus": 2},
     ),
-    Theorem(
-        id="002-lemma2",
-        paper=PAPER_002,
-        statement="Lemma 2. For any task pi(j) in pi on GPU m, we have: "
+    SEED_002.theorem(
+        "002-lemma2",
+        "Lemma 2. For any task pi(j) in pi on GPU m, we have: "
         "sum_{k=1}^{j} y~_{pi(k),m} T^c_{pi(k),m} <= 2 H_{pi(j)}. (10)",
-        family="hare",
-        methods=("hare",),
-        reference="2 H of RL's optimum",
-        generate=small,
-        bound=lambda inst: 1.0,  # (10) divided by its right-hand side
+        ["hare"],
+        "2 H of RL's optimum",
+        "max over tasks of prefix / (2 H)",
+        bound=at_most_one,  # (10) divided by its right-hand side
         measure=lemma2_measure,
-        shrink=shrink_valid,
-        ratio="max over tasks of prefix / (2 H)",
-        sizes={"jobs": 3, "gpus": 2},
     ),
-    Theorem(
-        id="004-online",
+    SEED_002.theorem(
+        "004-online",
+        "HLAS 'can efficiently schedule DML jobs without prior knowledge about job sizes and "
+        "arrival time' and 'always outperforms others' (online simulations); no competitive "
+        "ratio is proved.",
+        ONLINE_POLICIES,
+        "exact",
+        "online policy / offline optimum",
         paper=PAPER_004,
-        statement="HLAS 'can efficiently schedule DML jobs without prior knowledge about "
-        "job sizes and arrival time' and 'always outperforms others' (online simulations); no "
-        "competitive ratio is proved.",
-        family="hare",
-        methods=tuple(ONLINE_POLICIES),
-        reference="exact",
         generate=online,
-        shrink=shrink_valid,
-        ratio="online policy / offline optimum",
-        sizes={"jobs": 3, "gpus": 2},
     ),
 ]
 
 
-__all__ = ["THEOREMS", "lemma2_measure", "shrink"]
+# --- Theorem 4 over random instances, on the core's runner -----------------------------------
+
+
+def sweep(
+    count: int,
+    seed: int = 0,
+    *,
+    directory: Path | None = None,
+    methods: Sequence[str] = ("hare",),
+    solve_options: SolveOptions | None = None,
+    **size: int,
+) -> tuple[list[Theorem4Record], list[Path]]:
+    """Theorem 4 (``002-thm4``) over ``count`` random small instances
+    (instance k drawn by :func:`random_small_instance` with seed ``seed + k`` and ``size``),
+    run by the core's verify runner in this process: one JSON line per comparison in
+    ``directory/verify.jsonl`` (resumable), every violation saved under
+    ``directory/counterexamples`` and shrunk. Returns each instance's record and the saved
+    files (instances, then minimal counterexamples). Without a directory the run goes to a
+    temporary folder and nothing is kept."""
+    import tempfile
+
+    from dlsched.verify.runner import VerifyOptions, read_log, run
+
+    unknown = sorted(set(size) - {"max_gpus", "max_jobs", "max_tasks"})
+    if unknown:
+        raise TypeError(f"sweep() got an unexpected keyword argument {unknown[0]!r}")
+
+    def draw(s: int, jobs: int | None = None, gpus: int | None = None) -> HareInstance:
+        rng = np.random.default_rng(s)
+        g, j, t = (size.get(k, d) for k, d in (("max_gpus", 2), ("max_jobs", 2), ("max_tasks", 4)))
+        return random_small_instance(rng, max_gpus=g, max_jobs=j, max_tasks=t)
+
+    base = next(t for t in THEOREMS if t.id == "002-thm4")
+    theorem = dataclasses.replace(base, methods=tuple(methods), generate=draw)
+    so = solve_options or SolveOptions()
+    opts = VerifyOptions(count=count, first_seed=seed, solve=so, workers=0, progress=False)
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(directory) if directory is not None else Path(scratch)
+        run([theorem], folder, opts)
+        wanted = {f"002-thm4-s{seed + k}" for k in range(count)}
+        records = [
+            Theorem4Record(**{**r["details"]["record"], "violations": tuple(
+                r["details"]["record"]["violations"])})
+            for r in read_log(folder / "verify.jsonl")
+            if r["method"] == theorem.reference and r["instance"] in wanted
+            and r["time_limit"] == so.time_limit and r["seed"] == so.seed
+        ]  # fmt: skip
+        saved = sorted((folder / "counterexamples").glob("*.json")) if directory else []
+    return records, saved
+
+
+__all__ = ["THEOREMS", "lemma2_measure", "shrink", "sweep"]

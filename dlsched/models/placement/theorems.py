@@ -19,7 +19,7 @@ from dlsched.models import MethodOptions
 from dlsched.models.placement.generator import generate
 from dlsched.models.placement.guarantees import theorem_checks
 from dlsched.models.placement.instance import PlacementInstance
-from dlsched.verify.theorem import Measurement, Theorem, replaced, timed
+from dlsched.verify.theorem import Measurement, Paper, Theorem, at_most_one, replaced, timed
 
 PAPER = "seed 000: Liu, Wang, Huang, Pan, Sampling-Based Multi-Job Placement, IEEE TPDS 2024"
 VARIANTS = ("clearing", "paper", "literal")
@@ -92,61 +92,45 @@ def shrink(inst: PlacementInstance) -> Iterator[PlacementInstance]:
             yield cand
 
 
+SEED_000 = Paper(PAPER, "placement", small, {"jobs": 2, "gpus": 4}, shrink)
+ALGORITHM2 = [f"algorithm2-{v}" for v in VARIANTS]
+
+
+def _empirical(method: str, statement: str) -> Theorem:
+    """A claim of the evaluation with no bound stated: ``method`` against the certified
+    optimum (exhaustive search), its worst ratio reported."""
+    ratio = f"{method.upper()} / optimum"
+    return SEED_000.theorem(f"000-{method}", statement, [method], "exhaustive", ratio)
+
+
 THEOREMS: list[Theorem] = [
-    Theorem(
-        id="000-thm1",
-        paper=PAPER,
-        statement="Theorem 1: The pricing process in Algorithm 2 must come to an end within a "
-        "limited number of steps.",
-        family="placement",
-        methods=tuple(f"algorithm2-{v}" for v in VARIANTS),
-        reference="P_max of (28)",
-        generate=small,
-        bound=lambda inst: 1.0,  # rounds <= P_max
+    SEED_000.theorem(
+        "000-thm1",
+        "Theorem 1: The pricing process in Algorithm 2 must come to an end within a limited "
+        "number of steps.",
+        ALGORITHM2,
+        "P_max of (28)",
+        "rounds / P_max (worst category)",
+        bound=at_most_one,  # rounds <= P_max
         measure=theorem1_measure,
-        shrink=shrink,
-        ratio="rounds / P_max (worst category)",
-        sizes={"jobs": 2, "gpus": 4},
     ),
-    Theorem(
-        id="000-thm2",
-        paper=PAPER,
-        statement="Theorem 2: Algorithm 2 yields the highest training throughput.",
-        family="placement",
-        methods=tuple(f"algorithm2-{v}" for v in VARIANTS),
-        reference="P3 optimum (HiGHS) of each category",
-        generate=small,
-        bound=lambda inst: 1.0,  # the market reaches the P3 optimum
+    SEED_000.theorem(
+        "000-thm2",
+        "Theorem 2: Algorithm 2 yields the highest training throughput.",
+        ALGORITHM2,
+        "P3 optimum (HiGHS) of each category",
+        "P3 optimum / market throughput (worst category)",
+        bound=at_most_one,  # the market reaches the P3 optimum
         measure=theorem2_measure,
-        shrink=shrink,
-        ratio="P3 optimum / market throughput (worst category)",
-        sizes={"jobs": 2, "gpus": 4},
     ),
-    Theorem(
-        id="000-has",
-        paper=PAPER,
-        statement="HAS 'incurs the same average JCT as exhaustive search but with a much "
-        "lower ART' (Section VI, Fig. 9).",
-        family="placement",
-        methods=("has",),
-        reference="exhaustive",
-        generate=small,
-        shrink=shrink,
-        ratio="HAS / optimum",
-        sizes={"jobs": 2, "gpus": 4},
+    _empirical(
+        "has",
+        "HAS 'incurs the same average JCT as exhaustive search but with a much lower ART' "
+        "(Section VI, Fig. 9).",
     ),
-    Theorem(
-        id="000-jps",
-        paper=PAPER,
-        statement="JPS (N = 60) is within 0.54% (K = 15) and 2.04% (K = 30) of the optimum "
-        "(Section VI-B).",
-        family="placement",
-        methods=("jps",),
-        reference="exhaustive",
-        generate=small,
-        shrink=shrink,
-        ratio="JPS / optimum",
-        sizes={"jobs": 2, "gpus": 4},
+    _empirical(
+        "jps",
+        "JPS (N = 60) is within 0.54% (K = 15) and 2.04% (K = 30) of the optimum (Section VI-B).",
     ),
 ]
 
