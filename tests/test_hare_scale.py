@@ -30,6 +30,7 @@ from dlsched.models.hare.localsearch import (
     sum_wc_data,
 )
 from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.highs import MatrixModel, solve_matrix
 
 SETTINGS = settings(
@@ -149,8 +150,6 @@ def test_enumerated_master_bound_holds_for_any_multipliers_and_upper_value(inst,
     whatever the multipliers (random, far from the LP duals) and the claimed upper value (even
     one below the optimum); with a true upper value it proves the optimum or finds a cheaper
     schedule."""
-    import time
-
     data = sum_wc_data(inst)
     opt, _ = brute_force(inst)
     horizon = load_horizon(data.p, data.s)
@@ -159,12 +158,12 @@ def test_enumerated_master_bound_holds_for_any_multipliers_and_upper_value(inst,
         pi = dyadic(pi, data)
         low, _ = lagrangian_bound(data, pi, horizon=horizon)
         for upper in (opt - extra, opt + extra + 1):
-            res = enumerated_master(data, pi, low, upper, time.perf_counter() + 20)
+            res = enumerated_master(data, pi, low, upper, Deadline.after(20))
             if res.bound is not None:
                 assert res.bound <= opt + 1e-9
             if res.assign is not None:
                 assert data.cost(res.assign) >= opt - 1e-9
-        res = enumerated_master(data, pi, low, opt + 1, time.perf_counter() + 20)
+        res = enumerated_master(data, pi, low, opt + 1, Deadline.after(20))
         assert res.bound == opt  # the true optimum + 1 as upper value: a proof
 
 
@@ -208,12 +207,10 @@ def test_column_generation_converges_to_the_full_lp(inst):
     """Without an incumbent to stop at, the master LP reaches the LP over all enumerated
     single-GPU schedules (with load_horizon, whose columns contain an optimum, the LP may only
     be higher), and the certified bound is at most the brute-force optimum."""
-    import time
-
     data = sum_wc_data(inst)
     lp = full_lp(inst)
     opt, _ = brute_force(inst)
-    cg = column_generation(data, greedy(data), time.perf_counter() + 20)
+    cg = column_generation(data, greedy(data), Deadline.after(20))
     assert cg.converged
     assert lp - 1e-6 <= cg.lp_value <= opt + 1e-6
     assert cg.bound <= opt + 1e-9
@@ -224,7 +221,7 @@ def test_local_search_reaches_a_local_optimum_of_both_moves():
     inst = generate_unrelated(30, 4, 7)
     data = sum_wc_data(inst)
     start = greedy(data)
-    assign = descend(data, start, math.inf)
+    assign = descend(data, start, Deadline.never())
     cost = data.cost(assign)
     assert cost <= data.cost(start)
     for j in range(data.n):  # no relocation improves (recomputed from scratch)
@@ -236,7 +233,7 @@ def test_local_search_reaches_a_local_optimum_of_both_moves():
         swapped = assign.copy()
         swapped[j], swapped[k] = assign[k], assign[j]
         assert data.cost(swapped) >= cost
-    best, best_cost, _ = iterated_local_search(data, assign, 0.5, seed=1)
+    best, best_cost, _ = iterated_local_search(data, assign, Deadline.after(0.5), seed=1)
     assert best_cost == data.cost(best) <= cost
 
 
@@ -272,13 +269,11 @@ def test_enumerated_master_decides_when_presolve_fails():
     infeasible and HiGHS's presolve once returned a row-infeasible point as "optimal" (a solve
     error, bound 0). The MIP is re-solved without presolve: the bound is at least the
     column-generation bound, the slack's cap when infeasible, and below any schedule found."""
-    import time
-
     data = sum_wc_data(generate_unrelated(60, 4, 1))
-    cg = column_generation(data, greedy(data), time.perf_counter() + 60)
+    cg = column_generation(data, greedy(data), Deadline.after(60))
     assert cg.converged
     upper = cg.bound + 8
-    res = enumerated_master(data, cg.pi, cg.exact_bound, upper, time.perf_counter() + 30)
+    res = enumerated_master(data, cg.pi, cg.exact_bound, upper, Deadline.after(30))
     assert res.status in ("optimal", "infeasible")
     assert res.bound >= cg.bound
     if res.status == "infeasible":
@@ -290,12 +285,10 @@ def test_enumerated_master_decides_when_presolve_fails():
 def test_a_highs_solve_error_reports_no_bound():
     """The same restricted MIP with HiGHS's presolve on ends in a solve error: solve_matrix
     then reports no bound (HiGHS's own number there was 0, meaningless)."""
-    import time
-
     from dlsched.models.hare.colgen import Columns, master
 
     data = sum_wc_data(generate_unrelated(60, 4, 1))
-    cg = column_generation(data, greedy(data), time.perf_counter() + 60)
+    cg = column_generation(data, greedy(data), Deadline.after(60))
     slack = float(cg.bound + 8) - 1.0 - cg.exact_bound
     cols = Columns()
     for m, jobs in Pricer.of(data, load_horizon(data.p, data.s)).enumerate(cg.pi, slack, 120_000):

@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.highs import MatrixModel, run_highs, solve_matrix, use_threads
 from dlsched.solvers.progress import note
 
@@ -165,14 +166,15 @@ class MasterLP:
             self.h.deleteCols(int(gone.size), gone)
             self.size -= int(gone.size)
 
-    def solve(self, t_end: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
+    def solve(self, deadline: Deadline) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
         """(objective, row duals, column values, reduced costs), or None if not solved to
-        optimality by ``t_end``."""
+        optimality by ``deadline``."""
         import highspy
 
         # HiGHS's time limit is on its run clock, which adds up over the runs of one instance
-        left = max(0.01, t_end - time.perf_counter())
-        self.h.setOptionValue("time_limit", self.h.getRunTime() + left)
+        left = deadline.seconds()
+        if left is not None:
+            self.h.setOptionValue("time_limit", self.h.getRunTime() + left)
         use_threads(self.threads)
         run_highs(self.h)
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -376,7 +378,7 @@ class CgResult:
 def column_generation(
     data: SumWC,
     start: np.ndarray,
-    t_end: float,
+    deadline: Deadline,
     *,
     upper: float | None = None,
     alpha: float = 0.9,
@@ -386,7 +388,7 @@ def column_generation(
     cap: int | None = None,
 ) -> CgResult:
     """Column generation from the columns of the assignment ``start`` until convergence,
-    ``t_end`` (a perf_counter value), or a bound reaching ``upper`` (a known scaled cost).
+    ``deadline``, or a bound reaching ``upper`` (a known scaled cost).
     ``cap``: pool size above which columns are purged (:func:`purge`; default 20 n + 1000).
     ``info`` gets the seconds spent in the master LP and in pricing."""
     t0 = time.perf_counter()
@@ -405,10 +407,10 @@ def column_generation(
             f"column generation: {it} iterations, Lagrangian bound {max(best, 0) / data.unit:.10g}"
         )
     )
-    while time.perf_counter() < t_end:
+    while not deadline.passed():
         t1 = time.perf_counter()
         lp.add(cols)
-        solved = lp.solve(t_end)
+        solved = lp.solve(deadline)
         spent["lp_seconds"] += time.perf_counter() - t1
         if solved is None:
             break
@@ -428,13 +430,13 @@ def column_generation(
                 reduced_cost = data.gpu_cost(m, s) - float(duals[s].sum()) - float(mu[m])
                 if reduced_cost < -1e-7 and cols.add(data, m, s):
                     added += 1
-            if added or time.perf_counter() >= t_end:
+            if added or deadline.passed():
                 break
         spent["pricing_seconds"] += time.perf_counter() - t1
         if upper is not None and math.ceil(best - 1e-9) >= upper:
             break
         if not added:
-            converged = time.perf_counter() < t_end
+            converged = not deadline.passed()
             break
     bound = None if best == -math.inf else math.ceil(best - 1e-9)
     info = {"columns": len(cols), **spent}
@@ -453,7 +455,7 @@ def column_generation(
 
 
 def master_assignment(
-    data: SumWC, cols: Columns, start: np.ndarray, t_end: float, threads: int = 1
+    data: SumWC, cols: Columns, start: np.ndarray, deadline: Deadline, threads: int = 1
 ) -> np.ndarray | None:
     """The restricted master with integer lambda (HiGHS, MIP start ``start``'s columns when
     they are in the pool): an assignment, or None if none was found in time."""
@@ -466,9 +468,7 @@ def master_assignment(
         key = (m, tuple(np.flatnonzero(start == m).tolist()))
         if key in index:
             x0[index[key]] = 1.0
-    res = solve_matrix(
-        model, SolveOptions(time_limit=None, threads=threads), start=x0, deadline=t_end
-    )
+    res = solve_matrix(model, deadline.solve_options(SolveOptions(threads=threads)), start=x0)
     if res.col_value is None:
         return None
     assign = np.full(data.n, -1, dtype=np.int64)
@@ -496,7 +496,7 @@ def enumerated_master(
     pi: np.ndarray,
     lagrangian: float,
     upper: float,
-    t_end: float,
+    deadline: Deadline,
     *,
     threads: int = 1,
     limit: int = 120_000,
@@ -522,7 +522,7 @@ def enumerated_master(
     for _ in range(rounds):
         slack = float(upper) - 1.0 - lagrangian
         found = None
-        while slack >= 0 and time.perf_counter() < t_end:
+        while slack >= 0 and not deadline.passed():
             found = pricer.enumerate(pi, slack, limit)
             if found is not None:
                 break
@@ -530,7 +530,7 @@ def enumerated_master(
         if found is None:
             out.status = "too many columns" if out.status == "not run" else out.status
             break
-        bound, assign, count, status = _partition_mip(data, found, threads, t_end)
+        bound, assign, count, status = _partition_mip(data, found, threads, deadline)
         cap = math.floor(lagrangian + slack) + 1
         bound = cap if status == "infeasible" or not count else bound
         bound = None if bound is None else min(bound, cap)
@@ -547,7 +547,7 @@ def enumerated_master(
 
 
 def _partition_mip(
-    data: SumWC, found: list[tuple[int, np.ndarray]], threads: int, t_end: float
+    data: SumWC, found: list[tuple[int, np.ndarray]], threads: int, deadline: Deadline
 ) -> tuple[int | None, np.ndarray | None, int, str]:
     """The set-partitioning MIP over the columns ``found`` (HiGHS): (dual bound rounded up to
     an integer when within 1e-6 of one, the assignment found, columns, status)."""
@@ -559,13 +559,11 @@ def _partition_mip(
     if not len(cols):
         return None, None, 0, "no column"
     model = master(data, cols, integer=True)
-    res = solve_matrix(model, SolveOptions(time_limit=None, threads=threads), deadline=t_end)
+    options = SolveOptions(threads=threads)
+    res = solve_matrix(model, deadline.solve_options(options))
     if res.status == Status.ERROR:  # HiGHS 1.13's presolve can return a row-infeasible point
-        res = solve_matrix(
-            model,
-            SolveOptions(time_limit=None, threads=threads, extra={"presolve": "off"}),
-            deadline=t_end,
-        )
+        off = options.with_(extra={"presolve": "off"})
+        res = solve_matrix(model, deadline.solve_options(off))
     if res.status == Status.INFEASIBLE:
         return None, None, len(cols), "infeasible"
     if res.status == Status.ERROR:

@@ -1,5 +1,5 @@
-"""Shared helpers of the hare methods: the typed result of an exact route, and a repair of
-solver round-off in continuous schedules."""
+"""Shared helpers of the hare methods: the typed result of an exact route, the budget of a route
+called outside a method, and a repair of solver round-off in continuous schedules."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from typing import Any
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
+from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import Certificate, Proof, certify
+from dlsched.solvers.deadline import Deadline
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,17 @@ class RouteResult:
     def certified(self, name: str = "?", route: str = "?") -> Certificate:
         """Status, bound and gap of the route's own numbers (before the checker)."""
         return certify(self.objective, self.proof, instance=name, route=route)
+
+
+#: A route that ends with less than this share of its time limit left reports that it ran into
+#: the limit (status time_limit rather than feasible when nothing is proven).
+NEAR_LIMIT = 0.05
+
+
+def budget(options: SolveOptions, deadline: Deadline | None) -> Deadline:
+    """A route's budget: ``deadline`` (a method's, or a stage of it), or for a caller without
+    one (a test, a benchmark), ``options.time_limit`` from now."""
+    return Deadline.after(options.time_limit) if deadline is None else deadline
 
 
 def push_to_feasible(instance: HareInstance, schedule: TaskSchedule) -> tuple[TaskSchedule, float]:

@@ -12,17 +12,17 @@ is two removals and two insertions, each insertion corrected for the job that le
 
 :func:`iterated_local_search`: best-improvement relocations, then swaps when no relocation
 improves, to a local optimum; then a random kick (a few relocations) and again, keeping the best
-assignment, within a time budget.
+assignment, until a deadline.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from dlsched.models.hare.instance import HareInstance
+from dlsched.solvers.deadline import Deadline
 
 from .scaling import scale_data
 
@@ -168,11 +168,12 @@ def _best_swap(data: SumWC, gpus: list[_Gpu]) -> tuple[float, int, int]:
     return best
 
 
-def descend(data: SumWC, assign: np.ndarray, t_end: float) -> np.ndarray:
-    """Best-improvement relocations, then swaps, until neither improves (or time is up)."""
+def descend(data: SumWC, assign: np.ndarray, deadline: Deadline) -> np.ndarray:
+    """Best-improvement relocations, then swaps, until neither improves (or ``deadline``
+    passes)."""
     assign = np.array(assign, dtype=np.int64)
     gpus = [_Gpu(data, m, np.flatnonzero(assign == m)) for m in range(data.m)]
-    while time.perf_counter() < t_end:
+    while not deadline.passed():
         delta, j, h = _best_relocation(data, gpus, assign)
         if delta < -0.5:  # integer costs: an improvement is at least 1
             g = int(assign[j])
@@ -205,23 +206,22 @@ def greedy(data: SumWC) -> np.ndarray:
 def iterated_local_search(
     data: SumWC,
     start: np.ndarray | None,
-    budget: float,
+    deadline: Deadline,
     seed: int = 0,
     max_stale: int | None = None,
 ) -> tuple[np.ndarray, float, int]:
-    """(best assignment, its scaled cost, local optima visited) within ``budget`` seconds or
+    """(best assignment, its scaled cost, local optima visited) until ``deadline`` or
     ``max_stale`` (default 20 + 5 n) kicks in a row without improvement. Kicks relocate 2 to
     2 + n/20 random jobs of the best assignment."""
     rng = np.random.default_rng(seed)
-    t_end = time.perf_counter() + budget
-    best = descend(data, greedy(data) if start is None else start, t_end)
+    best = descend(data, greedy(data) if start is None else start, deadline)
     best_c, visits, stale = data.cost(best), 1, 0
     stale_limit = 20 + 5 * data.n if max_stale is None else max_stale
-    while data.m > 1 and stale < stale_limit and time.perf_counter() < t_end:
+    while data.m > 1 and stale < stale_limit and not deadline.passed():
         nxt = best.copy()
         for j in rng.choice(data.n, size=min(data.n, int(rng.integers(2, 3 + data.n // 20)))):
             nxt[j] = (nxt[j] + rng.integers(1, data.m)) % data.m
-        nxt = descend(data, nxt, t_end)
+        nxt = descend(data, nxt, deadline)
         c = data.cost(nxt)
         visits += 1
         stale += 1

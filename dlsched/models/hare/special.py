@@ -40,7 +40,6 @@ bounds.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,10 +51,11 @@ from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.cpsat import run_cpsat
+from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.progress import note
 
 from .colgen import column_generation, enumerated_master, master_assignment
-from .common import RouteResult
+from .common import NEAR_LIMIT, RouteResult, budget
 from .localsearch import SumWC, iterated_local_search, sum_wc_data
 from .localsearch import load_horizon as time_indexed_horizon
 from .relaxation import combinatorial_bound
@@ -101,7 +101,7 @@ class SpecialResult:
 
 
 def solve_time_indexed(
-    instance: HareInstance, options: SolveOptions, start: np.ndarray | None, t_end: float
+    instance: HareInstance, options: SolveOptions, start: np.ndarray | None, deadline: Deadline
 ) -> SpecialResult:
     """Time-indexed MILP (HiGHS); exact when the scaled data are integral.
 
@@ -163,7 +163,7 @@ def solve_time_indexed(
     # HiGHS's presolve (probing over ~40k binaries of long rows) can take minutes on this
     # model while the root LP takes about a second; it is off unless asked for via ``extra``.
     opts = options.with_(extra={"presolve": "off", **options.extra})
-    res = solve_matrix(model, opts, start=x0, deadline=t_end)
+    res = solve_matrix(model, deadline.solve_options(opts), start=x0)
     out: dict[str, Any] = {
         "special_model": "time-indexed",
         "time_scale": d.time_scale,
@@ -190,7 +190,7 @@ def solve_time_indexed(
 
 
 def solve_pairs_cpsat(
-    instance: HareInstance, options: SolveOptions, start: np.ndarray | None, t_end: float
+    instance: HareInstance, options: SolveOptions, start: np.ndarray | None, deadline: Deadline
 ) -> SpecialResult:
     """Assignment booleans y and products z = y_j AND y_k per GPU, Smith order fixed (CP-SAT)."""
     from ortools.sat.python import cp_model
@@ -219,7 +219,7 @@ def solve_pairs_cpsat(
         for j in range(n):
             for m in range(M):
                 cp.add_hint(y[(j, m)], int(start[j] == m))
-    run = run_cpsat(cp, options, deadline=t_end, label=f"pairs model of {instance.name}")
+    run = run_cpsat(cp, deadline.solve_options(options), label=f"pairs model of {instance.name}")
     unit = d.time_scale * d.weight_scale
     info: dict[str, Any] = {
         "special_model": "pairs",
@@ -240,12 +240,16 @@ def solve_pairs_cpsat(
     return SpecialResult(assign, run.objective / unit, proof, info)
 
 
-#: Share of the time limit for the first local search (at most LS_SECONDS), for column
-#: generation, and for the restricted master with integer columns (at most MASTER_SECONDS).
+#: The stages' budgets, as shares of the route's time limit (its Deadline): the first local
+#: search gets LS_SHARE (at most LS_SECONDS) from the start, and the polish after the restricted
+#: master as much again; column generation ends LS_SHARE + CG_SHARE after the start; the
+#: restricted master with integer columns gets MASTER_SHARE (at most MASTER_SECONDS) from its
+#: start; the reduced-cost enumeration and its MIP (:func:`colgen.enumerated_master`) end
+#: ENUM_END after the start; the exact model of stage 3 gets the rest, or (too large for one)
+#: the second local search runs until LS_END after the start, leaving time to check the
+#: schedule. Without a limit: LS_SECONDS and MASTER_SECONDS, the rest unbounded.
 LS_SHARE, LS_SECONDS, CG_SHARE, MASTER_SHARE, MASTER_SECONDS = 0.05, 5.0, 0.6, 0.15, 60.0
-#: The reduced-cost enumeration and its MIP (:func:`colgen.enumerated_master`) end by this
-#: share of the limit; the exact model of stage 3 gets the rest.
-ENUM_END = 0.85
+ENUM_END, LS_END = 0.85, 0.98
 
 
 @dataclass
@@ -262,7 +266,11 @@ class _Best:
 
 
 def solve_single_task(
-    instance: HareInstance, options: SolveOptions, model: str = "auto"
+    instance: HareInstance,
+    options: SolveOptions,
+    model: str = "auto",
+    *,
+    deadline: Deadline | None = None,
 ) -> RouteResult:
     """Stages, each keeping the best assignment so far (returned as the Smith-ordered schedule
     of every GPU, with the checker's objective):
@@ -278,26 +286,25 @@ def solve_single_task(
        schedule merged with the stages' (the larger bound; both are valid).
 
     ``model``: ``auto`` | ``time-indexed`` | ``pairs`` (stage 3 forced, stage 2 skipped) |
-    ``colgen`` (stages 1-2 only).
+    ``colgen`` (stages 1-2 only). ``deadline``: the route's budget (default:
+    ``options.time_limit`` from now); ``options`` give threads and seed.
     """
     if not is_single_task_case(instance):
         raise ValueError("not the single-task, common-arrival special case")
     if model not in ("auto", "time-indexed", "pairs", "colgen"):
         raise ValueError(f"unknown special model {model!r}")
-    t0 = time.perf_counter()
-    limit = options.time_limit if options.time_limit is not None else 1e9
-    t_end = t0 + limit
+    deadline = budget(options, deadline)
     data = sum_wc_data(instance)
     scaled = scale_data(instance)
     unit_of = objective_unit(scaled)
     note("local search")
     ls, ls_cost, visits = iterated_local_search(
-        data, None, min(LS_SECONDS, LS_SHARE * limit), options.seed
+        data, None, deadline.portion(LS_SHARE, cap=LS_SECONDS), options.seed
     )
     best = _Best(ls, ls_cost, "local search")
     info: dict[str, Any] = {
         "route": "special",
-        "local_search_time": time.perf_counter() - t0,
+        "local_search_time": deadline.elapsed(),
         "local_search_objective": ls_cost / data.unit,
         "local_search_optima": visits,
         "time_scale": scaled.time_scale,
@@ -305,16 +312,16 @@ def solve_single_task(
     }
     bound = None  # scaled
     if model in ("auto", "colgen") and data.exact:
-        bound = _colgen_stage(data, best, t0, limit, options, info)
+        bound = _colgen_stage(data, best, deadline, options, info)
     proven = bound is not None and bound >= best.cost
     res = None
     if not proven and model != "colgen":
         stage3 = model if model != "auto" else _auto_model(instance)
         if stage3 in ("time-indexed", "pairs"):
-            res = _exact_stage(stage3, instance, options, best.assign, t_end)
+            res = _exact_stage(stage3, instance, options, best.assign, deadline)
             info["exact_stage_finished"] = res is not None
         else:  # too large for an exact model: the rest of the time to the local search
-            rest = max(0.0, t_end - time.perf_counter() - 0.02 * limit)
+            rest = deadline.share(LS_END)
             best.offer(
                 data,
                 iterated_local_search(data, best.assign, rest, options.seed + 1)[0],
@@ -325,7 +332,7 @@ def solve_single_task(
             info.update(res.info)
     schedule = assignment_schedule(instance, data, best.assign)
     objective = check_schedule(instance, schedule).objective
-    hit = time.perf_counter() - t0 >= 0.95 * limit
+    hit = deadline.almost_passed(NEAR_LIMIT)
     bounds = [
         b
         for b in (
@@ -351,21 +358,15 @@ def _exact_stage(
     instance: HareInstance,
     options: SolveOptions,
     start: np.ndarray | None,
-    t_end: float,
+    deadline: Deadline,
 ) -> SpecialResult | None:
     """Stage 3 in a child process killed at the deadline (plus the solvers' grace): HiGHS sets
     up a MIP of a few hundred thousand columns for longer than its own time limit, before it
     first checks the clock. None when it did not finish."""
-    from dlsched.solvers.deadline import call_with_deadline, grace
-
     solve = solve_time_indexed if stage == "time-indexed" else solve_pairs_cpsat
-    left = t_end - time.perf_counter()
-    if left <= 0:
+    if deadline.passed():
         return None
-    seconds = left + grace(options.time_limit)
-    return call_with_deadline(
-        solve, instance, options, start, t_end, seconds=seconds, label=f"{stage} stage"
-    )
+    return deadline.run(solve, instance, options, start, deadline, label=f"{stage} stage")
 
 
 def _auto_model(instance: HareInstance) -> str:
@@ -377,17 +378,17 @@ def _auto_model(instance: HareInstance) -> str:
 
 
 def _colgen_stage(
-    data: SumWC, best: _Best, t0: float, limit: float, options: SolveOptions, info: dict
+    data: SumWC, best: _Best, deadline: Deadline, options: SolveOptions, info: dict
 ) -> int | None:
     """Column generation (bound, scaled) then the integer restricted master and a short local
     search from it, then the MIP over the columns of small reduced cost
-    (:func:`colgen.enumerated_master`, a bound beyond the LP's and a schedule): schedules
-    offered to ``best``, the largest bound returned; details into ``info``."""
-    t_cg = t0 + (LS_SHARE + CG_SHARE) * limit
+    (:func:`colgen.enumerated_master`, a bound beyond the LP's and a schedule), each in its
+    budget of ``deadline`` (see :data:`LS_SHARE`): schedules offered to ``best``, the largest
+    bound returned; details into ``info``."""
     cg = column_generation(
         data,
         best.assign,
-        t_cg,
+        deadline.share(LS_SHARE + CG_SHARE),
         upper=best.cost,
         threads=options.threads,
         lp_extra={"presolve": "off"},
@@ -404,19 +405,18 @@ def _colgen_stage(
     )
     if cg.bound is not None and cg.bound >= best.cost:
         return cg.bound
-    t1 = time.perf_counter()
+    master = deadline.portion(MASTER_SHARE, cap=MASTER_SECONDS)
     note("restricted master with integer columns, then local search")
-    t_master = t1 + min(MASTER_SHARE * limit, MASTER_SECONDS)
-    found = master_assignment(data, cg.columns, best.assign, t_master, options.threads)
+    found = master_assignment(data, cg.columns, best.assign, master, options.threads)
     best.offer(data, found, "restricted master (integer columns)")
     if found is not None and (cg.bound is None or cg.bound < best.cost):  # not yet proven
-        polish = min(LS_SECONDS, LS_SHARE * limit)
+        polish = deadline.portion(LS_SHARE, cap=LS_SECONDS)
         best.offer(
             data,
             iterated_local_search(data, best.assign, polish, options.seed + 2)[0],
             "local search from the restricted master",
         )
-    info["master_seconds"] = time.perf_counter() - t1
+    info["master_seconds"] = master.elapsed()
     if cg.bound is None or cg.pi is None or cg.exact_bound is None or cg.bound >= best.cost:
         return cg.bound
     enum = enumerated_master(
@@ -424,7 +424,7 @@ def _colgen_stage(
         cg.pi,
         cg.exact_bound,
         best.cost,
-        t0 + ENUM_END * limit,
+        deadline.share(ENUM_END),
         threads=options.threads,
     )
     best.offer(data, enum.assign, "enumerated master (reduced-cost columns)")
