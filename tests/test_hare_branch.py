@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 
 import numpy as np
 import pytest
+from fake_clock import FakeClock, record_time_limits
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -26,6 +26,7 @@ from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.pipeline import Strategy, choose_strategy, solve_exact
 from dlsched.models.hare.scaling import scale_data
 from dlsched.solvers.base import SolveOptions, Status
+from dlsched.solvers.deadline import Deadline
 
 
 def _job(name: str, arrival: float, weight: float, rounds: int, k: int, tc, ts) -> HareJob:
@@ -107,7 +108,10 @@ def test_long_sync_and_late_arrivals_match_cpsat():
 def test_a_search_stopped_by_its_deadline_proves_nothing():
     inst = generate(6, 4, 2)
     d = scale_data(inst)
-    got = branch_and_bound(inst, d, upper=10**12, deadline=time.perf_counter() - 1.0)
+    clock = FakeClock()
+    past = Deadline.after(1.0, clock)
+    clock.advance(2.0)
+    got = branch_and_bound(inst, d, upper=10**12, deadline=past)
     assert not got.proven
 
 
@@ -151,14 +155,38 @@ def test_branch_and_bound_matches_brute_force_on_generated_instances():
     assert checked >= 10
 
 
-def test_route_keeps_its_time_limit_when_the_search_does_not_end():
-    inst = generate(7, 4, 2)  # 29 tasks, 7 jobs: its proof takes far longer than 3 s
-    assert choose_strategy(inst, SolveOptions()).branch_share > 0
-    out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=3.0)))
-    assert out.status == Status.TIME_LIMIT
-    assert out.wall_time < 3.0 + 1.0
-    assert out.bound is not None and out.bound <= out.objective
+def test_route_keeps_its_time_limit_when_the_search_does_not_end(monkeypatch):
+    """29 tasks, 7 jobs: the proof takes far longer than the limit. The search stops, unproven,
+    at its share of the time left; CP-SAT (the warm start before it, the final stage after)
+    is handed at most what is left. The fake clock moves only while the search runs (a tenth
+    of a second at each of its looks at the deadline), then the search's stop leaves a tenth
+    of a second to the final stage."""
+    from dlsched.models.hare import branch, cpsat, pipeline
+
+    inst = generate(7, 4, 2)
+    strategy = choose_strategy(inst, SolveOptions())
+    assert strategy.branch_share == pipeline.BRANCH_SHARE_LARGE and strategy.warm_start
+    limit, clock = 3.0, FakeClock()
+    handed = record_time_limits(monkeypatch, cpsat)
+    real = branch.branch_and_bound
+    stages = []
+
+    def search(instance, d, upper, deadline=None):
+        stages.append(deadline.limit)
+        clock.step = 0.1
+        got = real(instance, d, upper, deadline)
+        clock.step = 0.0
+        clock.advance(limit - 0.1 - clock.now)  # the route started at 0: 0.1 s left
+        return got
+
+    monkeypatch.setattr(pipeline, "branch_and_bound", search)
+    out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=limit), clock=clock))
+    assert stages == [pytest.approx(pipeline.BRANCH_SHARE_LARGE * limit)]  # no time before it
+    warm = min(pipeline.WARM_SECONDS, pipeline.WARM_SHARE * limit)
+    assert handed == [pytest.approx(warm), pytest.approx(0.1)]  # warm start, final stage
     assert out.details["branch_proven"] is False
+    assert out.status == Status.TIME_LIMIT
+    assert out.bound is not None and out.bound <= out.objective
 
 
 def _bounds_along(inst: HareInstance, schedule) -> tuple[int, list[int]]:
@@ -223,16 +251,17 @@ def test_ctrl_c_stops_the_compiled_search_and_raises():
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     before = {t for t in threading.enumerate() if t.is_alive()}
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    t0 = time.perf_counter()
+    returned = []
     try:
         timer.start()
         with pytest.raises(KeyboardInterrupt):
-            branch_and_bound(inst, d, upper=10**12)
-            time.sleep(5)  # the interrupt is raised by now whatever the search did
+            # a minute of limit: if Ctrl-C did not stop it, the search would return unproven
+            branch_and_bound(inst, d, upper=10**12, deadline=Deadline.after(60.0))
+            returned.append(True)
     finally:
         timer.join()
         signal.signal(signal.SIGINT, old)
-    assert time.perf_counter() - t0 < 4
+    assert not returned  # raised by the search, not after it
     assert {t for t in threading.enumerate() if t.is_alive()} == before  # the search ended
 
 
@@ -253,12 +282,17 @@ def test_a_search_still_loading_at_its_deadline_is_left_behind(monkeypatch):
     # caller returns unproven instead of waiting for it
     from dlsched.models.hare import branch_core
 
-    def slow_to_load(*args):
-        time.sleep(3.0)
+    loaded = threading.Event()
 
-    monkeypatch.setattr(branch_core, "search", slow_to_load)
+    def still_loading(*args):
+        loaded.wait(10.0)  # until the test lets it end
+
+    monkeypatch.setattr(branch_core, "search", still_loading)
     inst = generate(3, 2, 0, rounds=(1, 2), tasks=(1, 2))
-    t0 = time.perf_counter()
-    got = branch_and_bound(inst, scale_data(inst), upper=10**12, deadline=t0 + 0.3)
-    assert time.perf_counter() - t0 < 1.5
+    clock = FakeClock(step=0.1)  # the limit passes at the caller's third look
+    try:
+        got = branch_and_bound(inst, scale_data(inst), 10**12, Deadline.after(0.3, clock))
+        assert not loaded.is_set()  # returned while the search was still loading
+    finally:
+        loaded.set()
     assert not got.proven and got.schedule is None

@@ -377,23 +377,22 @@ def test_a_slack_cpsat_objective_is_an_upper_bound_not_a_disagreement():
     # CP-SAT stopped by a gap (or a limit) may return C_n above the schedule's completion (the
     # model only asks C_n >= every last finish): its objective then bounds the checker's from
     # above. Said by the route, it is accepted; the same number claimed as exact is an error.
-    import time
-
     from dlsched.errors import AgreementError
     from dlsched.models.hare.common import RouteResult
     from dlsched.models.hare.cpsat import best_hint
     from dlsched.models.hare.methods import _route_outcome
     from dlsched.solvers.certify import Proof
+    from dlsched.solvers.deadline import Deadline
 
     inst = generate(3, 2, 0, rounds=(1, 2), tasks=(1, 2))
     hint = best_hint(inst)[1]
     true = check_schedule(inst, hint).objective
     slack = RouteResult(hint, true + 0.1, Proof(), {"objective_is_upper": True})
-    out = _route_outcome(inst, "exact-cpsat", time.perf_counter(), slack)
+    out = _route_outcome(inst, "exact-cpsat", Deadline.never(), slack)
     assert out.objective == true
     exact = RouteResult(hint, true + 0.1, Proof(), {"objective_is_upper": False})
     with pytest.raises(AgreementError):
-        _route_outcome(inst, "exact-cpsat", time.perf_counter(), exact)
+        _route_outcome(inst, "exact-cpsat", Deadline.never(), exact)
     below = RouteResult(hint, true - 0.1, Proof(), {"objective_is_upper": True})
     with pytest.raises(AgreementError):  # a model claiming less than its schedule costs
-        _route_outcome(inst, "exact-cpsat", time.perf_counter(), below)
+        _route_outcome(inst, "exact-cpsat", Deadline.never(), below)

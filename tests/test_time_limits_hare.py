@@ -1,22 +1,28 @@
-"""Hare's baselines (dlsched/models/hare/baselines.py) honour --time-limit: on 1,000 jobs over
-2 GPUs sched-homo took 14-24 s whatever the limit; a baseline cut by its deadline returns no
-schedule (status no_solution, details["reason"])."""
+"""Hare's time limits: the baselines (dlsched/models/hare/baselines.py) honour --time-limit (on
+1,000 jobs over 2 GPUs sched-homo took 14-24 s whatever the limit; a baseline cut by its
+deadline returns no schedule, status no_solution, details["reason"]), and the exact route
+splits its Deadline into the stages' budgets (dlsched/models/hare/pipeline.py). A fake clock
+stands for the time: each test shows what a route did at its deadline, never how long it
+took."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from fake_clock import FakeClock, record_time_limits
 
 from dlsched.models import MethodOptions, run_method
+from dlsched.models.hare import baselines, cpsat, lns, pipeline
 from dlsched.models.hare.baselines import BASELINES, BaselineTimeUp, baseline_outcome
 from dlsched.models.hare.check import check_schedule
+from dlsched.models.hare.common import RouteResult
+from dlsched.models.hare.decompose import SubsetBound
 from dlsched.models.hare.generate import generate
+from dlsched.models.hare.lns import LnsResult
+from dlsched.models.hare.methods import HINT_SHARE
+from dlsched.models.hare.scaling import scale_data, scaled_objective
 from dlsched.solvers.base import SolveOptions, Status
-
-
-def within(wall: float, limit: float) -> bool:
-    return wall <= limit * 1.5 + 1.5
+from dlsched.solvers.certify import Proof
+from dlsched.solvers.deadline import Deadline
 
 
 @pytest.fixture(scope="module")
@@ -25,27 +31,54 @@ def large():
 
 
 @pytest.mark.parametrize("method", ["sched-homo", "srtf"])
-def test_a_gang_baseline_keeps_the_time_limit_on_a_thousand_jobs(large, method):
-    t0 = time.perf_counter()
-    out = run_method(large, method, MethodOptions(SolveOptions(time_limit=2.0)))
-    assert within(time.perf_counter() - t0, 2.0)  # checking included
+def test_a_gang_baseline_stops_at_the_first_event_past_its_deadline(large, method):
+    # time passes 20 ms at each look at the clock: the limit passes at the 100th look (one per
+    # event), and the baseline stops there (no schedule) instead of finishing its jobs
+    clock = FakeClock(step=0.02)
+    out = baseline_outcome(method, large, MethodOptions(SolveOptions(time_limit=2.0), clock=clock))
+    assert out.status == Status.NO_SOLUTION and out.solution is None
+    assert "time limit of 2 s" in out.details["reason"]
+    assert 100 <= clock.reads <= 100 + 5  # its checks, then the wall time reported
+
+
+@pytest.mark.parametrize("method", ["sched-homo", "srtf"])
+def test_a_gang_baseline_within_its_limit_schedules_a_thousand_jobs(large, method):
+    clock = FakeClock()  # the limit never passes
+    out = run_method(large, method, MethodOptions(SolveOptions(time_limit=2.0), clock=clock))
     assert out.status == Status.FEASIBLE
+    assert out.objective == pytest.approx(check_schedule(large, BASELINES[method](large)).objective)
 
 
-def test_allox_matching_is_killed_at_the_limit(large):
-    t0 = time.perf_counter()
-    out = baseline_outcome("sched-allox", large, MethodOptions(SolveOptions(time_limit=0.3)))
-    assert within(time.perf_counter() - t0, 0.3)
-    assert out.status in (Status.NO_SOLUTION, Status.FEASIBLE)
-    assert (out.status == Status.NO_SOLUTION) == (out.objective is None)
+def test_allox_matching_is_forked_with_what_is_left_and_killed_there(large, monkeypatch):
+    # the matching cannot stop itself: it runs in a child given exactly the time left (no
+    # grace: cut, the baseline has no schedule); a child killed there means no schedule
+    clock = FakeClock()
+    options = MethodOptions(SolveOptions(time_limit=0.3), clock=clock)
+    clock.advance(0.1)
+    handed = []
+
+    def killed(fn, *args, seconds, label):
+        handed.append(seconds)
+        return None
+
+    monkeypatch.setattr(baselines, "call_with_deadline", killed)
+    out = baseline_outcome("sched-allox", large, options)
+    assert handed == [pytest.approx(0.2)]
+    assert out.status == Status.NO_SOLUTION and out.solution is None
+    assert "time limit" in out.details["reason"]
 
 
 @pytest.mark.parametrize("name", sorted(BASELINES))
 def test_a_baseline_past_its_deadline_returns_no_solution_with_a_reason(name):
     inst = generate(30, 3, 1)
+    clock = FakeClock()
+    past = Deadline.after(1.0, clock)
+    clock.advance(1.0)
     with pytest.raises(BaselineTimeUp):
-        BASELINES[name](inst, time.perf_counter())
-    out = baseline_outcome(name, inst, MethodOptions(SolveOptions(time_limit=1e-9)))
+        BASELINES[name](inst, past)
+    options = MethodOptions(SolveOptions(time_limit=1.0), clock=clock)
+    clock.advance(1.0)
+    out = baseline_outcome(name, inst, options)
     assert out.status == Status.NO_SOLUTION
     assert out.solution is None and out.bound is None
     assert name in out.details["reason"] and "time limit" in out.details["reason"]
@@ -57,3 +90,100 @@ def test_a_baseline_within_its_limit_is_the_baseline_unlimited(name):
     out = baseline_outcome(name, inst, MethodOptions(SolveOptions(time_limit=60.0)))
     assert out.status == Status.FEASIBLE
     assert out.objective == pytest.approx(check_schedule(inst, BASELINES[name](inst)).objective)
+
+
+def test_a_portion_is_a_share_of_the_limit_from_now_never_past_the_deadline():
+    clock = FakeClock()
+    d = Deadline.after(10.0, clock)
+    clock.advance(4.0)
+    assert d.portion(0.45).limit == pytest.approx(4.5) and d.portion(0.45).start == 4.0
+    assert d.portion(0.45, cap=1.5).limit == 1.5
+    clock.advance(4.0)  # 2 s left: a portion never ends past the deadline
+    assert d.portion(0.45).limit == pytest.approx(2.0)
+    never = Deadline.never(clock)
+    assert never.portion(0.1).limit is None and never.portion(0.1, cap=5.0).limit == 5.0
+
+
+# --- the exact route's stage budgets --------------------------------------------------------
+
+
+def test_the_exact_route_splits_its_limit_into_the_stages_shares(monkeypatch):
+    """Each stage stubbed to take a known time of the fake clock: the hint gets its share of
+    the limit, the subset stage SUBSET_SHARE of what was left after it, the search LNS_SHARE
+    of that from its own start, the LP bound its share of the time left, and the final CP-SAT
+    stage all that is left; and each stage is reported."""
+    inst = generate(12, 4, 3)  # above SUBSET_MIN_TASKS: the subset stage and the search run
+    assert inst.num_tasks > pipeline.SUBSET_MIN_TASKS
+    assert pipeline.choose_strategy(inst, SolveOptions()).branch_share == 0
+    limit, clock = 100.0, FakeClock()
+    took = {"hint": 3.0, "subsets": 20.0, "lp": 5.0, "lns": 30.0}
+    seen: dict[str, float | None] = {}
+    hint_of = cpsat.best_hint
+
+    def hint(instance, deadline=None):
+        seen["hint"] = deadline.limit
+        clock.advance(took["hint"])
+        return hint_of(instance)
+
+    def subsets(instance, options, *, deadline, **kw):
+        seen["subsets"] = deadline.limit
+        clock.advance(took["subsets"])
+        return SubsetBound(0.0, (), (), took["subsets"])
+
+    def lp(instance, d, upper, options, lp_options, deadline):
+        seen["lp"] = deadline.left()
+        clock.advance(took["lp"])
+        return None
+
+    def search(instance, schedule, deadline, **kw):
+        seen["lns"] = deadline.limit
+        clock.advance(took["lns"])
+        d = scale_data(instance)
+        value = scaled_objective(d, instance, schedule)
+        return LnsResult(schedule, value, value, 1, 0, took["lns"], 24)
+
+    def final(instance, options, hint, *, deadline, prior, **kw):
+        seen["final"] = deadline.left()
+        value = check_schedule(instance, hint).objective
+        return RouteResult(hint, value, Proof(hit_limit=True), dict(prior.info))
+
+    monkeypatch.setattr("dlsched.models.hare.methods.best_hint", hint)
+    monkeypatch.setattr(pipeline, "subset_bound", subsets)
+    monkeypatch.setattr(pipeline, "lp_stage", lp)
+    monkeypatch.setattr(pipeline, "improve", search)
+    monkeypatch.setattr(pipeline, "solve_cpsat_native", final)
+    out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=limit), clock=clock))
+    rest = limit - took["hint"]
+    assert seen["hint"] == pytest.approx(HINT_SHARE * limit)
+    assert seen["subsets"] == pytest.approx(pipeline.SUBSET_SHARE * rest)
+    assert seen["lp"] == pytest.approx(rest - took["subsets"])  # its own share is lp_stage's
+    assert seen["lns"] == pytest.approx(pipeline.LNS_SHARE * rest)
+    assert seen["final"] == pytest.approx(rest - took["subsets"] - took["lp"] - took["lns"])
+    assert out.details["lns_steps"] == 1 and out.details["subset_bound"] == 0.0
+    assert out.status == Status.TIME_LIMIT
+
+
+def test_the_search_never_runs_past_the_time_left(monkeypatch):
+    """When the earlier stages leave less than the search's share, the search ends with the
+    route's deadline, and every CP-SAT step is handed at most what is left of it."""
+    inst = generate(20, 3, 1, rounds=(1, 2), tasks=(1, 2))  # more windows than steps
+    d = scale_data(inst)
+    hint = cpsat.best_hint(inst)[1]
+    clock = FakeClock()
+    route = Deadline.after(10.0, clock)
+    clock.advance(9.0)  # 1 s left; the search's share alone would be 4.5 s
+    search = route.portion(pipeline.LNS_SHARE)
+    assert search.limit == pytest.approx(1.0)
+    handed = record_time_limits(monkeypatch, lns)
+    real = lns.reoptimize
+
+    def step(instance, d, schedule, free, options, deadline=None):
+        got = real(instance, d, schedule, free, options, deadline)
+        clock.advance(0.35)  # each step takes 0.35 s of the clock
+        return got
+
+    monkeypatch.setattr(lns, "reoptimize", step)
+    got = lns.improve(inst, hint, search, step_seconds=0.4)
+    assert got.steps == 3  # 1.0, 0.65, 0.3 s left at their starts; then none
+    assert handed == pytest.approx([0.4, 0.4, 0.3])
+    assert scaled_objective(d, inst, got.schedule) <= scaled_objective(d, inst, hint)

@@ -14,8 +14,8 @@ each; the readings below are recorded in docs/errata.md (Seed 002).
 - ``sched_allox``: AlloX's min-cost bipartite matching of jobs to (GPU, position) slots with
   cost position x processing time; each job runs on one GPU only (no intra-job parallelism).
 
-Each baseline takes an optional ``deadline`` (a ``time.perf_counter()`` value) and raises
-:class:`BaselineTimeUp` past it; :func:`baseline_outcome` is a baseline as a method under
+Each baseline takes an optional ``deadline`` (a :class:`~dlsched.solvers.deadline.Deadline`)
+and raises :class:`BaselineTimeUp` past it; :func:`baseline_outcome` is a baseline as a method under
 ``--time-limit`` (no schedule, status no_solution, when cut).
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -34,7 +33,7 @@ from dlsched.models import MethodOptions
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.result import Outcome, no_solution, verified_outcome
-from dlsched.solvers.deadline import call_with_deadline, passed
+from dlsched.solvers.deadline import Deadline, call_with_deadline
 
 
 def _run_job_on(
@@ -66,17 +65,20 @@ class BaselineTooLarge(Exception):
     """A baseline would need more memory than the machine has free (the reason is the text)."""
 
 
-def _check(deadline: float | None) -> None:
-    if passed(deadline):
+def _check(deadline: Deadline | None) -> None:
+    if deadline is not None and deadline.passed():
         raise BaselineTimeUp()
 
 
 def _gang(
-    instance: HareInstance, priority: Callable[[int], float], fastest: bool, deadline: float | None
+    instance: HareInstance,
+    priority: Callable[[int], float],
+    fastest: bool,
+    deadline: Deadline | None,
 ) -> TaskSchedule:
     """Event-driven gang scheduler: at each event the arrived job of least (priority, index)
     waits for its GPUs (head-of-line: no other job overtakes it); a job keeps its GPUs for all
-    its rounds. :class:`BaselineTimeUp` past ``deadline`` (a ``time.perf_counter()`` value)."""
+    its rounds. :class:`BaselineTimeUp` past ``deadline``."""
     jobs = instance.jobs
     num_gpus = instance.num_gpus
     free_at = [0.0] * num_gpus
@@ -114,12 +116,12 @@ def _gang(
     return TaskSchedule.from_items(items)
 
 
-def gavel_fifo(instance: HareInstance, deadline: float | None = None) -> TaskSchedule:
+def gavel_fifo(instance: HareInstance, deadline: Deadline | None = None) -> TaskSchedule:
     """Arrival order, no overtaking: the arrived job of least (arrival, index) goes first."""
     return _gang(instance, lambda n: instance.jobs[n].arrival, True, deadline)
 
 
-def srtf(instance: HareInstance, deadline: float | None = None) -> TaskSchedule:
+def srtf(instance: HareInstance, deadline: Deadline | None = None) -> TaskSchedule:
     jobs = instance.jobs
 
     def remaining(n: int) -> float:
@@ -131,7 +133,7 @@ def srtf(instance: HareInstance, deadline: float | None = None) -> TaskSchedule:
     return _gang(instance, remaining, True, deadline)
 
 
-def sched_homo(instance: HareInstance, deadline: float | None = None) -> TaskSchedule:
+def sched_homo(instance: HareInstance, deadline: Deadline | None = None) -> TaskSchedule:
     jobs = instance.jobs
 
     def smith(n: int) -> float:
@@ -142,7 +144,7 @@ def sched_homo(instance: HareInstance, deadline: float | None = None) -> TaskSch
     return _gang(instance, smith, False, deadline)
 
 
-def sched_allox(instance: HareInstance, deadline: float | None = None) -> TaskSchedule:
+def sched_allox(instance: HareInstance, deadline: Deadline | None = None) -> TaskSchedule:
     jobs = instance.jobs
     n_jobs, n_gpus = len(jobs), instance.num_gpus
     # processing time of the whole job alone on GPU m: per round K T^c back to back (sync of a
@@ -198,44 +200,40 @@ def _check_memory(entries: int) -> None:
 ALLOX_INLINE_ENTRIES = 100_000
 
 
-def _assignment(cost: np.ndarray, deadline: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """linear_sum_assignment(cost), killed at ``deadline`` (it cannot stop itself: seconds on
-    a thousand jobs, and it grows as jobs^3 x GPUs)."""
+def _assignment(cost: np.ndarray, deadline: Deadline | None) -> tuple[np.ndarray, np.ndarray]:
+    """linear_sum_assignment(cost), killed at ``deadline`` with no grace (it cannot stop
+    itself: seconds on a thousand jobs, and it grows as jobs^3 x GPUs; cut, the baseline has
+    no schedule, so nothing is lost by not waiting)."""
     _check(deadline)
-    if deadline is None or cost.size <= ALLOX_INLINE_ENTRIES:
+    left = None if deadline is None else deadline.left()
+    if left is None or cost.size <= ALLOX_INLINE_ENTRIES:
         return linear_sum_assignment(cost)  # type: ignore[no-any-return]
-    got = call_with_deadline(
-        linear_sum_assignment,
-        cost,
-        seconds=max(deadline - time.perf_counter(), 0.0),
-        label="AlloX matching",
-    )
+    got = call_with_deadline(linear_sum_assignment, cost, seconds=left, label="AlloX matching")
     if got is None:
         raise BaselineTimeUp()
     return got
 
 
 def baseline_outcome(name: str, instance: HareInstance, options: MethodOptions) -> Outcome:
-    """``BASELINES[name]`` as a method under ``options.solve.time_limit``: its verified
-    schedule, or status no_solution (why: ``details["reason"]``) when the limit passes before
-    every job is scheduled (a partial gang schedule is no schedule; the baselines prove
-    nothing, so there is no bound either)."""
-    t0 = time.perf_counter()
-    limit = options.solve.time_limit
+    """``BASELINES[name]`` as a method under the method's deadline: its verified schedule, or
+    status no_solution (why: ``details["reason"]``) when the limit passes before every job is
+    scheduled (a partial gang schedule is no schedule; the baselines prove nothing, so there
+    is no bound either)."""
+    deadline = options.deadline
     try:
-        sched = BASELINES[name](instance, None if limit is None else t0 + limit)
+        sched = BASELINES[name](instance, deadline)
     except BaselineTimeUp:
-        reason = f"time limit of {limit:g} s reached before {name} had scheduled every job"
-        return no_solution(
-            instance, name, reason, wall_time=time.perf_counter() - t0, hit_limit=True
-        )
+        reason = f"time limit of {deadline.limit:g} s reached before {name} had scheduled every job"
+        return no_solution(instance, name, reason, wall_time=deadline.elapsed(), hit_limit=True)
     except BaselineTooLarge as e:
-        return no_solution(instance, name, str(e), wall_time=time.perf_counter() - t0)
-    return verified_outcome(instance, name, sched, wall_time=time.perf_counter() - t0)
+        return no_solution(instance, name, str(e), wall_time=deadline.elapsed())
+    return verified_outcome(instance, name, sched, wall_time=deadline.elapsed())
 
 
 class Baseline(Protocol):
-    def __call__(self, instance: HareInstance, deadline: float | None = None) -> TaskSchedule: ...
+    def __call__(
+        self, instance: HareInstance, deadline: Deadline | None = None
+    ) -> TaskSchedule: ...
 
 
 BASELINES: dict[str, Baseline] = {

@@ -63,6 +63,7 @@ import numpy as np
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
+from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.progress import note
 
 from .branch_layout import BEST, COST, FOUND, NODES, STATS, STOPPED
@@ -159,7 +160,7 @@ def _root(instance: HareInstance, d: ScaledData) -> core.Levels:
 def _run(
     target: Callable[[], None],
     control: np.ndarray,
-    deadline: float | None,
+    deadline: Deadline | None,
     started: Callable[[], bool],
 ) -> bool:
     """Run ``target`` in a thread and wait for it; set its stop flag at the deadline or on
@@ -181,7 +182,7 @@ def _run(
     try:
         while worker.is_alive():
             worker.join(POLL_SECONDS)
-            if deadline is not None and time.perf_counter() >= deadline:
+            if deadline is not None and deadline.passed():
                 control[0] = 1
                 if not started():
                     return False
@@ -196,11 +197,11 @@ def _run(
 
 
 def branch_and_bound(
-    instance: HareInstance, d: ScaledData, upper: int, deadline: float | None = None
+    instance: HareInstance, d: ScaledData, upper: int, deadline: Deadline | None = None
 ) -> BranchResult:
     """Search for a schedule of scaled cost below ``upper`` (the cost of a known schedule);
-    ``proven`` when the search ended before ``deadline`` (a ``time.perf_counter()`` value).
-    Needs exactly scaled data and :func:`applicable`."""
+    ``proven`` when the search ended before ``deadline`` (None: no limit). Needs exactly
+    scaled data and :func:`applicable`."""
     if not d.exact or not applicable(instance):
         raise ValueError("branch_and_bound needs exactly scaled data and small rounds")
     t0 = time.perf_counter()
@@ -218,7 +219,7 @@ def branch_and_bound(
             "after installing takes about half a minute)"
         )
     )
-    if deadline is not None and time.perf_counter() >= deadline:
+    if deadline is not None and deadline.passed():
         control[0] = 1
 
     def search() -> None:  # in the thread: loading numba and the compiled code counts too

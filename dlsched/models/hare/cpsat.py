@@ -26,7 +26,6 @@ schedule stays feasible for the true data but optimality is no longer certified.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -36,13 +35,15 @@ from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import ContradictionError, Proof
 from dlsched.solvers.cpsat import run_cpsat
+from dlsched.solvers.deadline import Deadline
 
-from .common import RouteResult
+from .common import NEAR_LIMIT, RouteResult, budget
 from .relaxation import combinatorial_bound, fastest_round
 from .scaling import ScaledData, objective_unit, scale_data, scaled_objective
 
-#: Seconds of budget below which the time-indexed LP bound is not attempted (see solve).
-LP_MIN_BUDGET = 1.0
+#: The time-indexed LP bound's budget: this share of the time the CP-SAT stage has left, at most
+#: LP_SECONDS; below LP_MIN_BUDGET seconds it is not attempted (see :func:`lp_stage`).
+LP_SHARE, LP_SECONDS, LP_MIN_BUDGET = 0.2, 30.0, 1.0
 
 
 @dataclass
@@ -279,15 +280,6 @@ def _objective(
     cp.minimize(objective)
 
 
-def _near(deadline: float | None, limit: float | None) -> bool:
-    """The route used at least 95 % of its time limit."""
-    return (
-        deadline is not None
-        and limit is not None
-        and time.perf_counter() >= deadline - 0.05 * limit
-    )
-
-
 def _scaled_bound(value: float, unit: int) -> int:
     """A proven bound in the original units as a bound in integer objective units (the value
     times ``unit`` is an integer up to round-off when it comes from a CP-SAT run or a rounded-up
@@ -337,11 +329,11 @@ def canonical(instance: HareInstance, schedule: TaskSchedule, classes: list[list
 
 
 def hint_candidates(
-    instance: HareInstance, deadline: float | None = None
+    instance: HareInstance, deadline: Deadline | None = None
 ) -> list[tuple[str, TaskSchedule]]:
     """Quick feasible schedules: list schedules by several priorities (both GPU rules),
-    Algorithm 1 on per-job chain starts, then the baselines until ``deadline`` (a
-    ``time.perf_counter()`` value; the list schedules always run, the baselines stop at it)."""
+    Algorithm 1 on per-job chain starts, then the baselines until ``deadline`` (the list
+    schedules always run, the baselines stop at it)."""
     from .baselines import BASELINES, BaselineTimeUp, BaselineTooLarge
     from .rounding import list_schedule
 
@@ -389,7 +381,7 @@ def hint_candidates(
 
 
 def best_hint(
-    instance: HareInstance, deadline: float | None = None
+    instance: HareInstance, deadline: Deadline | None = None
 ) -> tuple[str, TaskSchedule, float]:
     """The best of :func:`hint_candidates` (until ``deadline``) by the checker's objective."""
     from dlsched.models.hare.check import check_schedule
@@ -432,6 +424,7 @@ def solve_cpsat_native(
     options: SolveOptions,
     hint: TaskSchedule | None = None,
     *,
+    deadline: Deadline | None = None,
     prior: PriorBounds | None = None,
     use_upper: bool = True,
     symmetry: bool = True,
@@ -444,17 +437,19 @@ def solve_cpsat_native(
     """The LP-bound and CP-SAT stages of the exact route (the subset stage is
     :func:`pipeline.solve_exact`); the best schedule, its objective and what was proved.
 
+    ``deadline``: the stage's budget (default: ``options.time_limit`` from now); CP-SAT gets
+    what is left of it after the LP bound, with the threads, seed and gap of ``options``.
     With a ``hint`` (and exact scaling) its objective is an upper bound of the model
     (``use_upper``); the hint is returned if CP-SAT finds nothing at least as good.
     ``prior``: bounds proved by earlier stages, stated in the model.
     ``redundant``: add the redundant cumulatives of :func:`build_cpsat` and set
     ``linearization_level = 2`` (unless ``options.extra`` sets it); off by default (see
     benchmarks/READING_hare.md). ``lp_bound``: first the time-indexed LP of :mod:`lowerbound`
-    (HiGHS, at most a fifth of the time limit), stated as objective >= its value.
+    (HiGHS, :data:`LP_SHARE` of the time left), stated as objective >= its value.
     ``lp_options``: keyword arguments for :func:`lowerbound.time_indexed_bound`.
     ``pooled``: see :func:`build_cpsat`.
     """
-    t0 = time.perf_counter()
+    deadline = budget(options, deadline).stage(1.0)  # all that is left, from now
     prior = prior or PriorBounds()
     d = scale_data(instance)
     unit = d.time_scale * d.weight_scale
@@ -462,7 +457,11 @@ def solve_cpsat_native(
     if hint is not None and d.exact and use_upper:
         upper = scaled_objective(d, instance, hint)
         d = replace(d, horizon=max(d.horizon, math.ceil(_span(instance, hint) * d.time_scale)))
-    lb = lp_stage(instance, d, upper, options, lp_options) if lp_bound and d.exact else None
+    lb = (
+        lp_stage(instance, d, upper, options, lp_options, deadline)
+        if lp_bound and d.exact
+        else None
+    )
     lower = max((v for v in (prior.lower, lb and lb.scaled) if v is not None), default=None)
     built = build_cpsat(
         instance,
@@ -477,11 +476,9 @@ def solve_cpsat_native(
     )
     if hint is not None:
         add_hint(built, instance, hint)
-    deadline = None if options.time_limit is None else t0 + options.time_limit
     run = run_cpsat(
         built.model,
-        options,
-        deadline=deadline,
+        deadline.solve_options(options),
         label=f"exact-cpsat on {instance.name}",
         params={"linearization_level": 2} if redundant else None,
     )
@@ -496,7 +493,7 @@ def solve_cpsat_native(
         # in a solution CP-SAT did not prove optimal with no gap: its objective then only
         # bounds the schedule's cost from above (at a proven optimum they are equal)
         "objective_is_upper": not (run.proven_optimal and options.mip_gap == 0),
-        "solver_wall_time": time.perf_counter() - t0,
+        "solver_wall_time": deadline.elapsed(),
         "num_workers": run.workers,
         "upper_from_hint": None if upper is None else upper / unit,
         "symmetry_classes": [c for c in built.gpu_classes if len(c) > 1],
@@ -504,7 +501,7 @@ def solve_cpsat_native(
     }
     if run.infeasible and hint is None:
         raise ContradictionError(instance.name, "exact-cpsat", "every hare instance is feasible")
-    proof = _proof(instance, d, run, lower, _near(deadline, options.time_limit))
+    proof = _proof(instance, d, run, lower, deadline.almost_passed(NEAR_LIMIT))
     if not run.has_solution:
         # nothing at least as good as the hint (objective <= upper) was found; INFEASIBLE
         # with the hint in hand is a contradiction that certify() turns into an error
@@ -543,16 +540,18 @@ def lp_stage(
     upper: int | None,
     options: SolveOptions,
     lp_options: dict[str, Any] | None,
+    deadline: Deadline,
 ) -> Any:
-    """The time-indexed LP bound within a fifth of the time limit (at most 30 s). The LP is
-    built in Python before its solver's limit starts; below LP_MIN_BUDGET seconds it would
-    overrun the route's limit, so it is skipped (None)."""
-    budget = 30.0 if options.time_limit is None else min(30.0, 0.2 * options.time_limit)
-    if budget < LP_MIN_BUDGET:
+    """The time-indexed LP bound with :data:`LP_SHARE` of the time left to ``deadline`` (at
+    most :data:`LP_SECONDS`) as its solver's limit. The LP is built in Python before that limit
+    starts; below LP_MIN_BUDGET seconds it would overrun the route's limit, so it is skipped
+    (None)."""
+    seconds = deadline.stage(LP_SHARE).seconds(cap=LP_SECONDS)
+    if seconds is None or seconds < LP_MIN_BUDGET:
         return None
     from .lowerbound import time_indexed_bound
 
-    kw: dict[str, Any] = {"time_limit": budget, "threads": max(1, options.threads)}
+    kw: dict[str, Any] = {"time_limit": seconds, "threads": max(1, options.threads)}
     kw.update(lp_options or {})
     return time_indexed_bound(instance, d, upper, **kw)
 

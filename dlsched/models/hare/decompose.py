@@ -29,13 +29,20 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import certify
+from dlsched.solvers.deadline import Deadline
+
+from .common import budget
+
+#: A segment gets at least this many seconds (when that much is left), and none starts with
+#: less left.
+MIN_SEGMENT_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,14 @@ def segment_spans(sizes: list[int], max_tasks: int, pair_tasks: int) -> list[tup
     return sorted(spans, key=lambda s: (sum(sizes[s[0] : s[1]]), s))
 
 
+def segment_share(left: float, count: int, pair: bool) -> float:
+    """The share of the ``left`` seconds one of ``count`` segments still to solve gets: an equal
+    part, twice that for a segment of several blocks, at least :data:`MIN_SEGMENT_SECONDS`,
+    at most all of it."""
+    part = (2.0 if pair else 1.0) / count
+    return min(1.0, max(part, MIN_SEGMENT_SECONDS / left))
+
+
 def best_partition(k: int, bounds: dict[tuple[int, int], float]) -> list[tuple[int, int]] | None:
     """The partition of blocks 0..k-1 into solved segments with the largest sum of bounds
     (a longest path over the blocks); None if some block is not covered."""
@@ -147,12 +162,15 @@ def subset_bound(
     instance: HareInstance,
     options: SolveOptions,
     *,
+    deadline: Deadline | None = None,
     block_tasks: int = 10,
     max_tasks: int = 30,
     pair_tasks: int = 40,
 ) -> SubsetBound:
-    """The job-subset bound of the module docstring within ``options.time_limit`` (shared by
-    the segments, small ones first); segments: :func:`segment_spans`."""
+    """The job-subset bound of the module docstring within ``deadline`` (default:
+    ``options.time_limit`` from now), shared by the segments, small ones first (each gets its
+    share of what is left, :func:`segment_share`); segments: :func:`segment_spans`."""
+    deadline = budget(options, deadline)
     t0 = time.perf_counter()
     blocks = arrival_blocks(instance, block_tasks)
     sizes = [_tasks(instance, b) for b in blocks]
@@ -162,15 +180,12 @@ def subset_bound(
     spans = segment_spans(sizes, max_tasks, pair_tasks)
     solved: dict[tuple[int, int], tuple[Segment, TaskSchedule | None]] = {}
     for idx, (i, j) in enumerate(spans):
-        left = None
-        if options.time_limit is not None:
-            left = options.time_limit - (time.perf_counter() - t0)
-            if left <= 0.05:
-                break
-            left = max(0.05, left / (len(spans) - idx) * (2.0 if j - i > 1 else 1.0))
-            left = min(left, options.time_limit - (time.perf_counter() - t0))
+        left = deadline.left()
+        if left is not None and left <= MIN_SEGMENT_SECONDS:
+            break
+        share = 1.0 if left is None else segment_share(left, len(spans) - idx, j - i > 1)
         solved[(i, j)] = _solve_segment(
-            instance, blocks, (i, j), solved, replace(options, time_limit=left)
+            instance, blocks, (i, j), solved, options, deadline.stage(share)
         )
     parts = best_partition(k, {span: seg.bound for span, (seg, _) in solved.items()})
     if parts is None:  # some single block was not reached within the time limit
@@ -192,11 +207,13 @@ def _solve_segment(
     span: tuple[int, int],
     solved: dict[tuple[int, int], tuple[Segment, TaskSchedule | None]],
     options: SolveOptions,
+    deadline: Deadline,
 ) -> tuple[Segment, TaskSchedule | None]:
-    """One segment by the CP-SAT route, told what the segments inside it proved: the best
-    partition of its blocks into solved segments bounds it (stated in the model as its lower
-    bound, each part's bound on its jobs' sum), and their schedules put together are a hint
-    when better than the quick ones. Its bound is never below that partition's."""
+    """One segment by the CP-SAT route within ``deadline`` (its quick hint included), told
+    what the segments inside it proved: the best partition of its blocks into solved segments
+    bounds it (stated in the model as its lower bound, each part's bound on its jobs' sum), and
+    their schedules put together are a hint when better than the quick ones. Its bound is never
+    below that partition's."""
     from .cpsat import PriorBounds, _scaled_bound, best_hint, solve_cpsat_native
     from .scaling import scale_data, scaled_objective
 
@@ -233,7 +250,7 @@ def _solve_segment(
         if merged is not None and scaled_objective(d, sub, merged) < scaled_objective(d, sub, hint):
             hint = merged
     s0 = time.perf_counter()
-    res = solve_cpsat_native(sub, options, hint, prior=prior)
+    res = solve_cpsat_native(sub, options, hint, deadline=deadline, prior=prior)
     cert = certify(res.objective, res.proof, instance=sub.name, route="subset-bound")
     seg = Segment(
         span,

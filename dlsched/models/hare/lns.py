@@ -28,12 +28,15 @@ from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.cpsat import run_cpsat
+from dlsched.solvers.deadline import Deadline
 
 from .cpsat import add_hint, build_cpsat, canonical, colour_pools
 from .scaling import ScaledData, scale_data, scaled_objective
 
 #: Tasks freed per step, seconds per step, CP-SAT workers per step.
 WINDOW_TASKS, STEP_SECONDS, STEP_WORKERS = 24, 3.0, 2
+#: No step starts with less time than this left: it could not re-solve a window.
+MIN_STEP_SECONDS = 0.2
 
 
 @dataclass(frozen=True)
@@ -68,10 +71,12 @@ def reoptimize(
     schedule: TaskSchedule,
     free: set[int],
     options: SolveOptions,
+    deadline: Deadline | None = None,
 ) -> tuple[TaskSchedule | None, bool]:
     """The model with every task of a job outside ``free`` fixed to its class and start, and at
     most the schedule's objective: its best schedule (None if it found none), and whether
-    CP-SAT proved that neighbourhood (optimal, or nothing at most as costly)."""
+    CP-SAT proved that neighbourhood (optimal, or nothing at most as costly). CP-SAT runs for
+    ``options.time_limit``, and not past ``deadline`` once the model is built."""
     schedule = canonical(instance, schedule, [])  # the model orders the tasks of a round
     built = build_cpsat(instance, d, upper=scaled_objective(d, instance, schedule))
     add_hint(built, instance, schedule)
@@ -80,6 +85,8 @@ def reoptimize(
         if e.job not in free:
             built.model.add(built.start[e.task] == round(e.start * d.time_scale))
             built.model.add(built.present[(e.task, rep.get(e.gpu, e.gpu))] == 1)
+    if deadline is not None:
+        options = options.with_(time_limit=deadline.seconds(cap=options.time_limit))
     run = run_cpsat(built.model, options, label=f"lns on {instance.name}")
     proven = run.proven_optimal or run.infeasible
     if not run.has_solution:
@@ -94,36 +101,41 @@ def reoptimize(
 def improve(
     instance: HareInstance,
     schedule: TaskSchedule,
-    deadline: float,
+    deadline: Deadline,
     *,
+    options: SolveOptions | None = None,
     window_tasks: int = WINDOW_TASKS,
     step_seconds: float = STEP_SECONDS,
     workers: int = STEP_WORKERS,
-    seed: int = 0,
 ) -> LnsResult:
-    """Steps of the module docstring until ``deadline`` (a ``time.perf_counter()`` value), or
-    until every window was proven without a gain since the last improvement and a wider one
-    would free every job (the schedule is then optimal for each of them: more steps of this
-    search cannot help); exact data only."""
+    """Steps of the module docstring until ``deadline``, or until every window was proven
+    without a gain since the last improvement and a wider one would free every job (the
+    schedule is then optimal for each of them: more steps of this search cannot help); exact
+    data only. Each step's CP-SAT run gets ``step_seconds``, never past ``deadline`` (its model
+    built), ``workers`` CP-SAT workers and the seed of ``options`` plus the step's number (its
+    gap and extra parameters too)."""
     t0 = time.perf_counter()
+    options = options or SolveOptions()
     d = scale_data(instance)
-    rng = random.Random(seed)
+    rng = random.Random(options.seed)
     best = schedule
     start = value = scaled_objective(d, instance, schedule)
     steps = improvements = 0
     windows = all_windows(instance, window_tasks)
     settled: set[frozenset[int]] = set()  # proven without a gain since the last improvement
-    while (left := deadline - time.perf_counter()) > 0.2:
+    while _room_for_a_step(deadline):
         if settled == windows:  # a local optimum for this size: wider windows, if any
             size, wider = _wider(instance, window_tasks, windows)
             if wider is None:
                 break
             window_tasks, windows, settled = size, wider, set()
         free = frozenset(job_window(instance, rng.randrange(instance.num_jobs), window_tasks))
-        opts = SolveOptions(
-            time_limit=min(step_seconds, left), seed=seed + steps, extra={"num_workers": workers}
+        opts = options.with_(
+            time_limit=step_seconds,
+            seed=options.seed + steps,
+            extra={**options.extra, "num_workers": workers},
         )
-        got, proven = reoptimize(instance, d, best, set(free), opts)
+        got, proven = reoptimize(instance, d, best, set(free), opts, deadline)
         steps += 1
         if got is not None and (v := scaled_objective(d, instance, got)) < value:
             best, value, improvements = got, v, improvements + 1
@@ -132,6 +144,11 @@ def improve(
             settled.add(free)
     seconds = time.perf_counter() - t0
     return LnsResult(best, start, value, steps, improvements, seconds, window_tasks)
+
+
+def _room_for_a_step(deadline: Deadline) -> bool:
+    left = deadline.left()
+    return left is None or left > MIN_STEP_SECONDS
 
 
 def all_windows(instance: HareInstance, window_tasks: int) -> set[frozenset[int]]:

@@ -8,7 +8,6 @@ optimality, its dual bound otherwise); ``details`` carry the rest.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +20,7 @@ from dlsched.models.hare.solution import TaskSchedule
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import SolveOptions, SolveResult, Status, solve
 from dlsched.solvers.certify import Proof
-from dlsched.solvers.deadline import within_time_limit
+from dlsched.solvers.deadline import Deadline
 
 from .baselines import baseline_outcome
 from .common import RouteResult, push_to_feasible
@@ -38,8 +37,9 @@ from .relaxation import (
 from .rounding import GPU_RULES, H_RULES, algorithm1, list_schedule, priority_order
 from .scaling import objective_unit, scale_data
 
-#: Share of the time limit the exact routes give the hint's baselines (the list schedules
-#: always run; a baseline cut by it is left out).
+#: Share of the time limit the exact routes give the hint's baselines: they stop HINT_SHARE of
+#: the limit after the method's start (the list schedules always run; a baseline cut by it is
+#: left out). The pipeline (:mod:`pipeline`) splits what is left among its stages.
 HINT_SHARE = 0.1
 
 
@@ -59,24 +59,30 @@ def run_exact_cpsat(
 ) -> Outcome:
     """The pipeline of :mod:`pipeline` with the strategy it chooses by size and shape
     (:func:`pipeline.choose_strategy`); without ``branch`` (exact-cpsat, backend=cpsat) its
-    CP-SAT stages only."""
-    t0 = time.perf_counter()
+    CP-SAT stages only. The hint's baselines stop at :data:`HINT_SHARE` of the method's
+    deadline; the pipeline gets all that is left then."""
+    deadline = options.deadline
     scale_data(instance)  # refuses data the integer model cannot hold, before any work
-    limit = options.solve.time_limit
-    deadline = None if limit is None else t0 + HINT_SHARE * limit
-    hint = best_hint(instance, deadline)[1] if options.param("hint", True) else None
+    hint = (
+        best_hint(instance, deadline.share(HINT_SHARE))[1] if options.param("hint", True) else None
+    )
     # stage switches of pipeline.solve_exact, on by default (booleans: checked by run_method)
     flags = {key: options.param(key, True) for key in ("pooled", "subsets")}
     strategy = choose_strategy(instance, options.solve)
     if not branch:
         strategy = replace(strategy, branch_share=0.0, reason="cp-sat stages (exact-cpsat)")
-    rest = options.solve.with_(time_limit=options.solve.remaining(time.perf_counter() - t0))
-    solved = solve_exact(instance, rest, hint, strategy=strategy, **flags)
-    return _route_outcome(instance, name, t0, solved, route="cpsat")
+    solved = solve_exact(
+        instance, options.solve, hint, deadline=deadline.stage(1.0), strategy=strategy, **flags
+    )
+    return _route_outcome(instance, name, deadline, solved, route="cpsat")
 
 
 def _route_outcome(
-    instance: HareInstance, name: str, t0: float, solved: RouteResult, route: str | None = None
+    instance: HareInstance,
+    name: str,
+    deadline: Deadline,
+    solved: RouteResult,
+    route: str | None = None,
 ) -> Outcome:
     """Verify a route's schedule; the route's objective must equal the checker's unless the
     data had to be rounded up (``scale_exact`` False) or the route says its objective may be
@@ -87,7 +93,7 @@ def _route_outcome(
         instance,
         name,
         solved.schedule,
-        wall_time=time.perf_counter() - t0,
+        wall_time=deadline.elapsed(),
         proof=solved.proof,
         claimed=solved.objective,
         claimed_is_upper=not exact or bool(solved.info.get("objective_is_upper")),
@@ -95,19 +101,13 @@ def _route_outcome(
     )
 
 
-def _within_limit(fn: Any, *args: Any, options: SolveOptions, t0: float) -> Any:
-    """``fn(*args)`` within the time limit left since ``t0``, model building included."""
-    return within_time_limit(fn, *args, time_limit=options.time_limit, t0=t0)
-
-
 def _milp_schedule(
-    instance: HareInstance, transform: str, options: SolveOptions, t0: float
+    instance: HareInstance, transform: str, options: SolveOptions, deadline: Deadline
 ) -> tuple[SolveResult, TaskSchedule | None, float]:
-    """Build the pyomo.gdp model, solve it with HiGHS in the time left, decode the incumbent."""
+    """Build the pyomo.gdp model, solve it with HiGHS in the time left to ``deadline``, decode
+    the incumbent."""
     model = to_milp(build_exact_gdp(instance), transform)
-    res = solve(
-        model, "highs", options.with_(time_limit=options.remaining(time.perf_counter() - t0))
-    )
+    res = solve(model, "highs", deadline.solve_options(options))
     if not res.has_solution:
         return replace(res, values={}), None, 0.0
     items = []
@@ -127,13 +127,11 @@ def run_exact_milp(
     and the checker's value is the one reported. Building the model counts against the time
     limit; if the limit passes first, the greedy schedule and the combinatorial bound are
     returned with status time_limit."""
-    t0 = time.perf_counter()
+    deadline = options.deadline
     transform = options.param("transformation", "bigm")
     if transform not in ("bigm", "hull"):
         raise OptionError("transformation", transform, "expected bigm or hull")
-    got = _within_limit(
-        _milp_schedule, instance, transform, options.solve, t0, options=options.solve, t0=t0
-    )
+    got = deadline.run(_milp_schedule, instance, transform, options.solve, deadline)
     details: dict[str, Any] = {"route": "milp", "transformation": transform}
     if got is None:
         bound = combinatorial_bound(instance)["bound"]
@@ -141,24 +139,17 @@ def run_exact_milp(
             instance,
             name,
             greedy_schedule(instance),
-            wall_time=time.perf_counter() - t0,
+            wall_time=deadline.elapsed(),
             proof=Proof(bound=bound, hit_limit=True),
             details={**details, "model_built": False, "returned": "greedy"},
         )
     res, sched, shift = got
-    d = scale_data(instance)
-    proof = Proof(
-        bound=res.bound,
-        claimed_optimal=res.status == Status.OPTIMAL,
-        infeasible=res.status == Status.INFEASIBLE,
-        hit_limit=res.status == Status.TIME_LIMIT,
-        unit=objective_unit(d),
-    )
+    proof = Proof.of(res, unit=objective_unit(scale_data(instance)))
     return verified_outcome(
         instance,
         name,
         sched,
-        wall_time=time.perf_counter() - t0,
+        wall_time=deadline.elapsed(),
         proof=proof,
         solver=res,
         claimed=res.objective if sched is not None else None,
@@ -173,8 +164,8 @@ def run_exact_special(
     """R || sum w_j C_j (one task per job, common arrival): assignment model, see special.py."""
     from .special import solve_single_task
 
-    t0 = time.perf_counter()
-    return _route_outcome(instance, name, t0, solve_single_task(instance, options.solve))
+    solved = solve_single_task(instance, options.solve, deadline=options.deadline)
+    return _route_outcome(instance, name, options.deadline, solved)
 
 
 def run_exact(instance: HareInstance, options: MethodOptions) -> Outcome:
@@ -216,20 +207,21 @@ def _relaxation_outcome(
 
 
 def run_relaxation(instance: HareInstance, options: MethodOptions) -> Outcome:
-    t0 = time.perf_counter()
     backend = options.param("backend", "highs")
     if backend not in ("highs", "scip"):
         raise OptionError("backend", backend, "relaxation takes highs or scip")
-    rel = _relaxation_within_limit(instance, options.solve, backend, t0)
-    return _relaxation_outcome(instance, "relaxation", rel, time.perf_counter() - t0, {})
+    rel = _relaxation_within_limit(instance, options, backend)
+    return _relaxation_outcome(instance, "relaxation", rel, options.deadline.elapsed(), {})
 
 
 def _relaxation_within_limit(
-    instance: HareInstance, options: SolveOptions, backend: str, t0: float
+    instance: HareInstance, options: MethodOptions, backend: str
 ) -> RelaxedSolution:
-    """RL within the time limit, model building included; when the limit passes first, the
-    combinatorial bound (no solver) with status time_limit and no x^."""
-    rel = _within_limit(solve_relaxation, instance, options, backend, options=options, t0=t0)
+    """RL on the solver ``backend`` within the method's deadline, model building included;
+    when the limit passes first, the combinatorial bound (no solver) with status time_limit
+    and no x^."""
+    deadline = options.deadline
+    rel = deadline.run(solve_relaxation, instance, options.solve, backend, deadline)
     return rel if rel is not None else _no_relaxation(instance)
 
 
@@ -241,15 +233,7 @@ def _no_relaxation(instance: HareInstance) -> RelaxedSolution:
 
 
 def run_relaxation_strong(instance: HareInstance, options: MethodOptions) -> Outcome:
-    t0 = time.perf_counter()
-    got = _within_limit(
-        solve_strong_relaxation,
-        instance,
-        options.solve,
-        int(options.param("max_rounds", 50)),
-        options=options.solve,
-        t0=t0,
-    )
+    got = _strong_within_limit(instance, options)
     if got is None:
         got = (_no_relaxation(instance), _no_relaxation(instance), [])
     first, last, history = got
@@ -259,7 +243,7 @@ def run_relaxation_strong(instance: HareInstance, options: MethodOptions) -> Out
         instance,
         "relaxation-strong",
         last,
-        time.perf_counter() - t0,
+        options.deadline.elapsed(),
         {
             "bound_rl": base,
             "bound_strong": last.bound,
@@ -269,9 +253,17 @@ def run_relaxation_strong(instance: HareInstance, options: MethodOptions) -> Out
     )
 
 
+def _strong_within_limit(instance: HareInstance, options: MethodOptions) -> Any:
+    """RL and its separation rounds (at most ``max_rounds``) within the method's deadline,
+    model building included; None when the limit passes first."""
+    rounds = int(options.param("max_rounds", 50))
+    deadline = options.deadline
+    return deadline.run(solve_strong_relaxation, instance, options.solve, rounds, deadline)
+
+
 def _hare(h: str, gpu_rule: str, name: str, relaxation: str = "rl") -> Any:
     def run(instance: HareInstance, options: MethodOptions) -> Outcome:
-        t0 = time.perf_counter()
+        deadline = options.deadline
         hh = options.param("h", h)
         rule = options.param("gpu_rule", gpu_rule)
         if hh not in H_RULES:
@@ -281,13 +273,11 @@ def _hare(h: str, gpu_rule: str, name: str, relaxation: str = "rl") -> Any:
         source = options.param("relaxation", relaxation)
         if source == "rl":
             backend = options.param("backend", "highs")
-            rel = _relaxation_within_limit(instance, options.solve, backend, t0)
+            rel = _relaxation_within_limit(instance, options, backend)
             x_hat, y_hat, bound = rel.x, rel.y, rel.bound
             rl_info = {"relaxation_status": str(rel.status), "relaxation_value": rel.value}
         elif source == "strong":  # RL + Queyranne subset inequalities (variant hare-strong)
-            got = _within_limit(
-                solve_strong_relaxation, instance, options.solve, options=options.solve, t0=t0
-            )
+            got = _strong_within_limit(instance, options)
             _, rel, hist = got or (None, _no_relaxation(instance), [])
             x_hat, y_hat, bound = rel.x, rel.y, rel.bound
             rl_info = {
@@ -308,21 +298,21 @@ def _hare(h: str, gpu_rule: str, name: str, relaxation: str = "rl") -> Any:
                 "x^ from each job's chain on its fastest GPU"
             )
         rng = np.random.default_rng(options.solve.seed) if options.param("random_ties") else None
-        t1 = time.perf_counter()
+        t1 = deadline.elapsed()
         sched = algorithm1(instance, x_hat, y_hat, h=hh, gpu_rule=rule, rng=rng)
-        t2 = time.perf_counter()
+        t2 = deadline.elapsed()
         return verified_outcome(
             instance,
             name,
             sched,
-            wall_time=time.perf_counter() - t0,
+            wall_time=deadline.elapsed(),
             proof=Proof(bound=bound),
             details={
                 "h": hh,
                 "gpu_rule": rule,
                 "relaxation": source,
                 "alpha": instance.alpha(),
-                "relaxation_time": t1 - t0,
+                "relaxation_time": t1,
                 "rounding_time": t2 - t1,
                 **rl_info,
             },
@@ -350,10 +340,8 @@ def _baseline(name: str) -> Any:
 
 
 def run_greedy(instance: HareInstance, options: MethodOptions) -> Outcome:
-    t0 = time.perf_counter()
-    return verified_outcome(
-        instance, "greedy", greedy_schedule(instance), wall_time=time.perf_counter() - t0
-    )
+    sched = greedy_schedule(instance)
+    return verified_outcome(instance, "greedy", sched, wall_time=options.deadline.elapsed())
 
 
 _HARE_PARAMS = ("h", "gpu_rule", "relaxation", "backend", "random_ties")

@@ -2,6 +2,9 @@
 
 0. Strategy (:func:`choose_strategy`): from the instance's size and shape, whether the
    chronological branch and bound runs first and how many CP-SAT workers the later stages use.
+   The route's time limit is one :class:`~dlsched.solvers.deadline.Deadline`; each stage gets
+   a budget split from it (the shares are the constants below, all in this module but the
+   hint's, :data:`methods.HINT_SHARE`, and those inside the LP stage, :data:`cpsat.LP_SHARE`).
 1. Hint: the best of the quick schedules (:func:`cpsat.best_hint`), unless given.
 1b. Branch and bound (:mod:`branch`, small instances with exact data): a short CP-SAT warm
    start (which may prove the instance by itself), then the search from the better of its and
@@ -25,7 +28,6 @@ pipeline -> branch.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,10 +35,11 @@ from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions, Status
 from dlsched.solvers.certify import Proof
+from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.progress import note
 
 from .branch import MAX_ROUND_TASKS, branch_and_bound
-from .common import RouteResult
+from .common import RouteResult, budget
 from .cpsat import PriorBounds, _scaled_bound, lp_info, lp_stage, solve_cpsat_native
 from .decompose import SubsetBound, subset_bound
 from .lns import improve
@@ -46,10 +49,13 @@ from .scaling import objective_unit, scale_data, scaled_objective
 #: decompose.subset_bound) would be the whole instance, and its 0.3 share of the time limit
 #: delayed the proof on hetero-4gpu-6jobs (17 tasks).
 SUBSET_MIN_TASKS = 30
-#: Shares of the time limit of the subset stage (at most) and of the large-neighbourhood search
-#: (:mod:`lns`) that follows it on the same instances: on the congested span-40 instance of
-#: benchmarks/READING_hare.md (section 2, third table) the search gave a better schedule than
-#: the final CP-SAT stage in the same time, and that stage had not moved the bound there.
+#: Shares of the time left after the branch and bound stage (``rest`` in :func:`_solve_exact`)
+#: of the subset stage (at most: it ends SUBSET_SHARE of it after its start) and of the
+#: large-neighbourhood search (:mod:`lns`) that follows it on the same instances (LNS_SHARE of
+#: it from the search's start, never past the deadline); the final CP-SAT stage gets what is
+#: left. On the congested span-40 instance of benchmarks/READING_hare.md (section 2, third
+#: table) the search gave a better schedule than the final CP-SAT stage in the same time, and
+#: that stage had not moved the bound there.
 SUBSET_SHARE, LNS_SHARE = 0.3, 0.45
 #: The search runs only when the hint is more than this fraction above the bound: near the
 #: bound (span80-s354 there) the final CP-SAT stage did slightly better without it, and it is
@@ -61,7 +67,7 @@ LNS_MIN_GAP = 0.02
 #: section 7), and its cost grows quickly with the number of jobs and tasks.
 BRANCH_MAX_TASKS = 30
 BRANCH_MAX_GPUS = 8
-#: Its share of the time limit, by size: at most 20 tasks it proved every instance of
+#: Its share of the time left when it starts, by size: at most 20 tasks it proved every instance of
 #: benchmarks/RESULTS_hare.md section 7, and starts at once from the best list schedule (a CP-SAT
 #: warm start first made the 53 instances take 90 s in all instead of 19 s, one session);
 #: above, a warm start comes first and CP-SAT keeps half of the time.
@@ -71,14 +77,16 @@ BRANCH_SHARE_SMALL, BRANCH_SHARE_LARGE, BRANCH_SMALL_TASKS = 0.8, 0.5, 20
 #: best bound or incumbent of 1, 2 and 8 workers, benchmarks/RESULTS_hare.md section 8), one
 #: worker on the tiniest models (proven in milliseconds; the portfolio only adds start-up).
 PORTFOLIO_WORKERS, PORTFOLIO_MIN_TASKS = 8, 9
-#: The short CP-SAT run before the branch and bound above 20 tasks (:func:`_warm_start`): two
-#: workers found the optimum 99.9 of hetero-4gpu-6jobs in 1.5 s where one stopped at 100.4.
+#: The short CP-SAT run before the branch and bound above 20 tasks (:func:`_warm_start`), at
+#: most WARM_SECONDS or WARM_SHARE of the time left when the stage starts (it counts in the
+#: branch and bound's share): two workers found the optimum 99.9 of hetero-4gpu-6jobs in 1.5 s
+#: where one stopped at 100.4.
 WARM_SECONDS, WARM_SHARE, WARM_WORKERS = 1.5, 0.1, 2
 
 
 @dataclass(frozen=True)
 class Strategy:
-    """What :func:`solve_exact` runs: ``branch_share`` of the time limit for the branch and
+    """What :func:`solve_exact` runs: ``branch_share`` of its time left for the branch and
     bound (0: skipped) and ``workers`` CP-SAT workers for the later stages."""
 
     branch_share: float
@@ -110,19 +118,23 @@ def solve_exact(
     options: SolveOptions,
     hint: TaskSchedule | None = None,
     *,
+    deadline: Deadline | None = None,
     subsets: bool = True,
     subset_options: dict[str, Any] | None = None,
     strategy: Strategy | None = None,
     **cpsat_options: Any,
 ) -> RouteResult:
-    """Stages 2-3 of the module docstring; ``subset_options``: keyword arguments for
-    :func:`decompose.subset_bound` (``block_tasks``, ``max_tasks``) and ``min_tasks`` in place
-    of :data:`SUBSET_MIN_TASKS`; ``strategy``: in place of :func:`choose_strategy`'s;
-    ``cpsat_options`` go to :func:`cpsat.solve_cpsat_native`. What the route chose is in the
-    result's ``info`` (``strategy``, ``num_workers_chosen``, ``branch_*``)."""
+    """Stages 1b-3 of the module docstring within ``deadline`` (default: ``options.time_limit``
+    from now; its shares are of what is left when this starts), with the threads, seed and gap
+    of ``options``; ``subset_options``: keyword arguments for :func:`decompose.subset_bound`
+    (``block_tasks``, ``max_tasks``) and ``min_tasks`` in place of :data:`SUBSET_MIN_TASKS`;
+    ``strategy``: in place of :func:`choose_strategy`'s; ``cpsat_options`` go to
+    :func:`cpsat.solve_cpsat_native`. What the route chose is in the result's ``info``
+    (``strategy``, ``num_workers_chosen``, ``branch_*``)."""
     info: dict[str, Any] = {}
+    deadline = budget(options, deadline).stage(1.0)  # all that is left, from now
     res = _solve_exact(
-        instance, options, hint, subsets, subset_options, strategy, cpsat_options, info
+        instance, options, deadline, hint, subsets, subset_options, strategy, cpsat_options, info
     )
     return RouteResult(res.schedule, res.objective, res.proof, {**info, **res.info})
 
@@ -130,6 +142,7 @@ def solve_exact(
 def _solve_exact(
     instance: HareInstance,
     options: SolveOptions,
+    deadline: Deadline,
     hint: TaskSchedule | None,
     subsets: bool,
     subset_options: dict[str, Any] | None,
@@ -138,26 +151,26 @@ def _solve_exact(
     info: dict[str, Any],
 ) -> RouteResult:
     """:func:`solve_exact`; what the route chose goes into ``info``."""
-    t0 = time.perf_counter()
     kw = dict(subset_options or {})
     min_tasks = kw.pop("min_tasks", SUBSET_MIN_TASKS)
     d = scale_data(instance)
     strategy = choose_strategy(instance, options) if strategy is None else strategy
     info.update(strategy=strategy.reason, num_workers_chosen=strategy.workers)
     if strategy.branch_share > 0:
-        done, hint, branch_info = _branch_stage(instance, d, hint, options, strategy)
+        done, hint, branch_info = _branch_stage(instance, d, hint, options, deadline, strategy)
         info.update(branch_info)
         if done is not None:
             return done
-    options = _rest(options, t0, strategy.workers)
-    t0 = time.perf_counter()
+    options = _with_workers(options, strategy.workers)
+    rest = deadline.stage(1.0)  # the later stages' shares are of what is left now
     if not (subsets and d.exact and instance.num_tasks > min_tasks):
         skipped = PriorBounds(info={"subset_bound": None})  # the stage did not run
         note("CP-SAT")
-        return solve_cpsat_native(instance, options, hint, prior=skipped, **cpsat_options)
-    share = None if options.time_limit is None else SUBSET_SHARE * options.time_limit
+        return solve_cpsat_native(
+            instance, options, hint, deadline=rest, prior=skipped, **cpsat_options
+        )
     note("bounds on job subsets")
-    sub = subset_bound(instance, replace(options, time_limit=share), **kw)
+    sub = subset_bound(instance, options, deadline=rest.share(SUBSET_SHARE), **kw)
     hint = _better(instance, hint, sub.schedule)
     prior = _prior(sub, d.time_scale * d.weight_scale)
     done = _proven_hint(instance, d, hint, prior)
@@ -165,13 +178,11 @@ def _solve_exact(
         return done
     cpsat_options = dict(cpsat_options)
     if cpsat_options.get("lp_bound", True) and hint is not None:
-        prior = _with_lp(
-            instance, d, hint, prior, _rest(options, t0, strategy.workers), cpsat_options
-        )
+        prior = _with_lp(instance, d, hint, prior, options, rest, cpsat_options)
         cpsat_options["lp_bound"] = False  # done here, before the search moves the hint
-    if hint is not None and options.time_limit is not None and _wide_gap(instance, d, hint, prior):
+    if hint is not None and not rest.unlimited and _wide_gap(instance, d, hint, prior):
         note("neighbourhood search")
-        got = improve(instance, hint, time.perf_counter() + LNS_SHARE * options.time_limit)
+        got = improve(instance, hint, rest.portion(LNS_SHARE), options=options)
         hint = got.schedule
         lns_info = {
             "lns_steps": got.steps,
@@ -182,10 +193,8 @@ def _solve_exact(
         done = _proven_hint(instance, d, hint, prior)
         if done is not None:
             return done
-    rest = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)
-    opts = options if rest is None else replace(options, time_limit=max(rest, 0.01))
     note("CP-SAT")
-    return solve_cpsat_native(instance, opts, hint, prior=prior, **cpsat_options)
+    return solve_cpsat_native(instance, options, hint, deadline=rest, prior=prior, **cpsat_options)
 
 
 def _with_lp(
@@ -194,14 +203,15 @@ def _with_lp(
     hint: TaskSchedule,
     prior: PriorBounds,
     options: SolveOptions,
+    deadline: Deadline,
     cpsat_options: dict[str, Any],
 ) -> PriorBounds:
     """Stage 3's time-indexed LP bound (:func:`cpsat.lp_stage`, its usual share of the time
-    left), run before the search: the prior bounds raised to it, and what it reports."""
+    left to ``deadline``), run before the search: the prior bounds raised to it, and what it
+    reports."""
     note("time-indexed LP bound")
-    lb = lp_stage(
-        instance, d, scaled_objective(d, instance, hint), options, cpsat_options.get("lp_options")
-    )
+    upper = scaled_objective(d, instance, hint)
+    lb = lp_stage(instance, d, upper, options, cpsat_options.get("lp_options"), deadline)
     lower = prior.lower if lb is None else max(prior.lower or 0, lb.scaled)
     return PriorBounds(lower, prior.partial, {**prior.info, **lp_info(lb, d, {})})
 
@@ -232,12 +242,10 @@ def _proven_hint(
     return RouteResult(hint, upper / unit, proof, {**prior.info, "returned": "hint"})
 
 
-def _rest(options: SolveOptions, t0: float, workers: int) -> SolveOptions:
-    """The options of the later stages: the time left since ``t0`` and ``workers`` CP-SAT
-    workers (CP-SAT's ``num_workers``, unless ``options.extra`` sets it; HiGHS keeps
-    ``options.threads``)."""
-    limit = options.remaining(time.perf_counter() - t0)
-    return replace(options, time_limit=limit, extra={"num_workers": workers, **options.extra})
+def _with_workers(options: SolveOptions, workers: int) -> SolveOptions:
+    """The options of the later stages: ``workers`` CP-SAT workers (CP-SAT's ``num_workers``,
+    unless ``options.extra`` sets it; HiGHS keeps ``options.threads``)."""
+    return replace(options, extra={"num_workers": workers, **options.extra})
 
 
 def _branch_stage(
@@ -245,17 +253,19 @@ def _branch_stage(
     d: Any,
     hint: TaskSchedule | None,
     options: SolveOptions,
+    deadline: Deadline,
     strategy: Strategy,
 ) -> tuple[RouteResult | None, TaskSchedule | None, dict[str, Any]]:
     """Stage 1b: (the proven result or None, the hint for the next stages, what it did).
 
     If ``strategy.warm_start``, first a short CP-SAT run (:func:`_warm_start`); then the search
-    below the better of its schedule and ``hint``, for ``strategy.branch_share`` of the limit."""
-    t0 = time.perf_counter()
+    below the better of its schedule and ``hint``, until ``strategy.branch_share`` of the time
+    left to ``deadline`` (warm start included)."""
+    stage = deadline.stage(strategy.branch_share)
     info: dict[str, Any] = {}
     if strategy.warm_start:
-        first = _warm_start(instance, hint, options)
-        info["warm_start_seconds"] = time.perf_counter() - t0
+        first = _warm_start(instance, hint, options, deadline.stage(1.0))
+        info["warm_start_seconds"] = stage.elapsed()
         if first.certified(instance.name, "exact").status == Status.OPTIMAL:
             return first, first.schedule, {**info, "returned_by": "cp-sat warm start"}
         hint = _better(instance, hint, first.schedule)
@@ -265,9 +275,7 @@ def _branch_stage(
         if hint is not None
         else d.horizon * sum(d.weight) + 1  # above every left-justified schedule
     )
-    limit = options.time_limit
-    deadline = None if limit is None else t0 + strategy.branch_share * limit
-    got = branch_and_bound(instance, d, upper, deadline)
+    got = branch_and_bound(instance, d, upper, stage)
     info.update(
         branch_proven=got.proven,
         branch_nodes=got.nodes,
@@ -286,18 +294,17 @@ def _branch_stage(
 
 
 def _warm_start(
-    instance: HareInstance, hint: TaskSchedule | None, options: SolveOptions
+    instance: HareInstance, hint: TaskSchedule | None, options: SolveOptions, deadline: Deadline
 ) -> RouteResult:
     """A short CP-SAT run (:data:`WARM_WORKERS` workers, :data:`WARM_SECONDS` or
-    :data:`WARM_SHARE` of the limit, no LP stage) before a search that may not end: its
-    incumbent cuts the search (from the list schedules' cost the search on hetero-4gpu-6jobs
-    visits about twice as many nodes) and seeds the later stages."""
-    limit = options.time_limit
-    warm = WARM_SECONDS if limit is None else min(WARM_SECONDS, WARM_SHARE * limit)
+    :data:`WARM_SHARE` of ``deadline``'s limit, no LP stage) before a search that may not end:
+    its incumbent cuts the search (from the list schedules' cost the search on
+    hetero-4gpu-6jobs visits about twice as many nodes) and seeds the later stages."""
+    warm = deadline.portion(WARM_SHARE, cap=WARM_SECONDS)
     workers = {"num_workers": WARM_WORKERS, **options.extra}
     note("CP-SAT warm start")
     return solve_cpsat_native(
-        instance, replace(options, time_limit=warm, extra=workers), hint, lp_bound=False
+        instance, replace(options, extra=workers), hint, deadline=warm, lp_bound=False
     )
 
 

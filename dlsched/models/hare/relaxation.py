@@ -14,7 +14,6 @@ scheduling polyhedron*, Math. Programming 58 (1993) 263-285.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +21,9 @@ import pyomo.environ as pyo
 
 from dlsched.models.hare.instance import HareInstance, Task
 from dlsched.solvers import SolveOptions, SolveResult, Status, solve
+from dlsched.solvers.deadline import Deadline
 
+from .common import budget
 from .model import add_subset_cut, build_relaxation
 
 
@@ -53,15 +54,18 @@ def _extract(
 
 
 def solve_relaxation(
-    instance: HareInstance, options: SolveOptions, backend: str = "highs"
+    instance: HareInstance,
+    options: SolveOptions,
+    backend: str = "highs",
+    deadline: Deadline | None = None,
 ) -> RelaxedSolution:
-    """RL exactly as printed: HiGHS on the exact linearization, or SCIP on the quadratic form."""
-    t0 = time.perf_counter()
+    """RL exactly as printed: HiGHS on the exact linearization, or SCIP on the quadratic form,
+    in what is left of ``deadline`` (default: ``options.time_limit`` from now) once the model
+    is built."""
+    deadline = budget(options, deadline)
     form = "quadratic" if backend == "scip" else "pairs"
     model = build_relaxation(instance, form)
-    res = solve(
-        model, backend, options.with_(time_limit=options.remaining(time.perf_counter() - t0))
-    )
+    res = solve(model, backend, deadline.solve_options(options))
     x, y = _extract(model, res)
     bound = res.bound
     if res.status == Status.OPTIMAL and bound is None:
@@ -98,17 +102,20 @@ def violated_subsets(
 
 
 def solve_strong_relaxation(
-    instance: HareInstance, options: SolveOptions, max_rounds: int = 50
+    instance: HareInstance,
+    options: SolveOptions,
+    max_rounds: int = 50,
+    deadline: Deadline | None = None,
 ) -> tuple[RelaxedSolution, RelaxedSolution, list[dict[str, Any]]]:
-    """(RL, RL + subset cuts, history). Each round solves the MILP to optimality."""
-    t0 = time.perf_counter()
+    """(RL, RL + subset cuts, history). Each round solves the MILP to optimality, in what is
+    left of ``deadline`` (default: ``options.time_limit`` from now)."""
+    deadline = budget(options, deadline)
     model = build_relaxation(instance, "pairs")
     history: list[dict[str, Any]] = []
     first: RelaxedSolution | None = None
     last: RelaxedSolution | None = None
     for rnd in range(max_rounds + 1):
-        opts = options.with_(time_limit=options.remaining(time.perf_counter() - t0))
-        res = solve(model, "highs", opts)
+        res = solve(model, "highs", deadline.solve_options(options))
         x, y = _extract(model, res)
         bound = res.bound if res.bound is not None else res.objective
         last = RelaxedSolution(res.status, res.objective, bound, x, y, res, {"round": rnd})

@@ -1,0 +1,40 @@
+"""A clock to give a Deadline (``MethodOptions(..., clock=clock)``, ``Deadline.after(limit,
+clock)``) in tests: its time passes only when the test says so (:meth:`FakeClock.advance`, or
+``step`` seconds at each read), so a test shows that a route kept its limit by what it did at
+each stage, never by how long it took."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class FakeClock:
+    """Seconds from 0; each read returns the time, then moves it on by ``step``."""
+
+    def __init__(self, step: float = 0.0) -> None:
+        self.now = 0.0
+        self.step = step
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        now = self.now
+        self.now += self.step
+        return now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def record_time_limits(monkeypatch: Any, module: Any, name: str = "run_cpsat") -> list[Any]:
+    """Wrap the solver call ``module.name`` (its second argument a ``SolveOptions``) so that
+    it records the time limit each call was handed; returns the list it fills."""
+    real = getattr(module, name)
+    handed: list[Any] = []
+
+    def spy(model: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
+        handed.append(options.time_limit)
+        return real(model, options, *args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+    return handed
