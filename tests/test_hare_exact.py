@@ -209,7 +209,7 @@ def test_special_route_matches_brute_force_and_general_routes(inst):
         assert check_schedule(inst, sched).objective == pytest.approx(bf, rel=1e-6, abs=1e-6)
         assert obj == pytest.approx(bf, rel=1e-6, abs=1e-6)
         assert bound <= bf * (1 + 1e-6) + 1e-6
-    general = run_method(inst, "exact", MethodOptions(OPTS.solve, {"backend": "cpsat"}))
+    general = run_method(inst, "exact", MethodOptions(OPTS.solve, {"route": "cpsat"}))
     assert general.details["route"] == "cpsat"
     assert general.objective == pytest.approx(bf, rel=1e-6, abs=1e-6)
 
@@ -233,7 +233,7 @@ def test_special_route_on_a_larger_instance_agrees_with_cpsat():
     inst = HareInstance("r-3x7", ("a", "b", "c"), jobs)
     special = run_method(inst, "exact", OPTS)
     general = run_method(inst, "exact-cpsat", OPTS)
-    milp = run_method(inst, "exact", MethodOptions(OPTS.solve, {"backend": "milp"}))
+    milp = run_method(inst, "exact", MethodOptions(OPTS.solve, {"route": "milp"}))
     assert special.status == general.status == milp.status == Status.OPTIMAL
     assert special.objective == pytest.approx(general.objective, rel=1e-6)
     assert special.objective == pytest.approx(milp.objective, rel=1e-6)
@@ -244,8 +244,28 @@ def test_special_route_rejects_other_instances():
 
     inst = load("hare/toy-2gpu")
     with pytest.raises(OptionError):
-        run_method(inst, "exact", MethodOptions(OPTS.solve, {"backend": "special"}))
+        run_method(inst, "exact", MethodOptions(OPTS.solve, {"route": "special"}))
     assert run_method(inst, "exact", OPTS).details["route"] == "cpsat"
+
+
+def test_the_exact_methods_route_parameter_and_its_deprecated_name_backend():
+    """``route`` picks the exact method's route (``dlsched methods hare`` says so); ``backend``,
+    its former name, still does with a warning, and must agree with ``route`` when both are
+    given; an unknown route is refused naming the parameter."""
+    from dlsched.errors import OptionError
+
+    exact = METHODS["exact"]
+    assert "route" in exact.params and "route=auto|cpsat|milp|special" in exact.summary
+    inst = load("hare/toy-2gpu")
+    new = run_method(inst, "exact", MethodOptions(OPTS.solve, {"route": "milp"}))
+    with pytest.warns(FutureWarning, match="route="):
+        old = run_method(inst, "exact", MethodOptions(OPTS.solve, {"backend": "milp"}))
+    assert new.details["route"] == old.details["route"] == "milp"
+    assert new.objective == old.objective == pytest.approx(13.5)
+    with pytest.warns(FutureWarning), pytest.raises(OptionError, match="backend"):
+        run_method(inst, "exact", MethodOptions(OPTS.solve, {"route": "cpsat", "backend": "milp"}))
+    with pytest.raises(OptionError, match="route"):
+        run_method(inst, "exact", MethodOptions(OPTS.solve, {"route": "scip"}))
 
 
 def test_identical_gpu_symmetry_breaking_keeps_the_optimum():

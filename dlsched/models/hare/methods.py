@@ -8,6 +8,7 @@ optimality, its dual bound otherwise); ``details`` carry the rest.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -41,6 +42,8 @@ from .scaling import objective_unit, scale_data
 #: the limit after the method's start (the list schedules always run; a baseline cut by it is
 #: left out). The pipeline (:mod:`pipeline`) splits what is left among its stages.
 HINT_SHARE = 0.1
+#: The exact method's routes (``--param route=``); ``highs`` is another name of ``milp``.
+ROUTES = ("auto", "cpsat", "milp", "highs", "special")
 
 
 def greedy_schedule(instance: HareInstance) -> Any:
@@ -58,7 +61,7 @@ def run_exact_cpsat(
     instance: HareInstance, options: MethodOptions, name: str = "exact-cpsat", branch: bool = False
 ) -> Outcome:
     """The pipeline of :mod:`pipeline` with the strategy it chooses by size and shape
-    (:func:`pipeline.choose_strategy`); without ``branch`` (exact-cpsat, backend=cpsat) its
+    (:func:`pipeline.choose_strategy`); without ``branch`` (exact-cpsat, route=cpsat) its
     CP-SAT stages only. The hint's baselines stop at :data:`HINT_SHARE` of the method's
     deadline; the pipeline gets all that is left then."""
     deadline = options.deadline
@@ -169,26 +172,44 @@ def run_exact_special(
 
 
 def run_exact(instance: HareInstance, options: MethodOptions) -> Outcome:
-    """backend=auto (default): the special-case route when the instance is R || sum w_j C_j,
+    """route=auto (default): the special-case route when the instance is R || sum w_j C_j,
     otherwise the pipeline with the strategy it chooses (branch and bound first on small
     instances, then CP-SAT); cpsat (the CP-SAT stages only) | milp (highs) | special force a
-    route."""
+    route. ``backend`` is the route's former name (deprecated)."""
     from .special import is_single_task_case
 
-    route = options.param("backend", "auto")
+    name, route = exact_route(options)
     if route == "auto":
         if not is_single_task_case(instance):
             return run_exact_cpsat(instance, options, "exact", branch=True)
         route = "special"
     if route == "special":
         if not is_single_task_case(instance):
-            raise OptionError("backend", route, "special needs one task per job, common arrival")
+            raise OptionError(name, route, "special needs one task per job, common arrival")
         return run_exact_special(instance, options, "exact")
-    if route in ("cpsat",):
+    if route == "cpsat":
         return run_exact_cpsat(instance, options, "exact")
-    if route in ("milp", "highs"):
-        return run_exact_milp(instance, options, "exact")
-    raise OptionError("backend", route, "exact takes auto, cpsat, milp (highs) or special")
+    return run_exact_milp(instance, options, "exact")
+
+
+def exact_route(options: MethodOptions) -> tuple[str, str]:
+    """(the parameter that named it, the route) of the exact method: ``route``, or ``backend``,
+    its deprecated former name (a solver is a backend; this picks a route), with a warning;
+    both given, they must agree."""
+    route, legacy = options.param("route"), options.param("backend")
+    if legacy is not None:
+        warnings.warn(
+            "hare exact: backend= names the route; use route= (backend= will be removed)",
+            FutureWarning,
+            stacklevel=3,
+        )
+        if route is not None and route != legacy:
+            raise OptionError("backend", legacy, f"disagrees with route={route} (its new name)")
+    name = "route" if route is not None or legacy is None else "backend"
+    chosen = route if route is not None else legacy if legacy is not None else "auto"
+    if chosen not in ROUTES:
+        raise OptionError(name, chosen, "exact takes auto, cpsat, milp (highs) or special")
+    return name, chosen
 
 
 def _relaxation_outcome(
@@ -352,9 +373,9 @@ METHODS: dict[str, Method] = {
         Method(
             "exact",
             run_exact,
-            "certified optimum of Hare_Sched (4)-(8); backend=auto|cpsat|milp|special",
+            "certified optimum of Hare_Sched (4)-(8); route=auto|cpsat|milp|special",
             exact=True,
-            params=("backend", "hint", "transformation", "pooled", "subsets"),
+            params=("route", "backend", "hint", "transformation", "pooled", "subsets"),
             flags=("hint", "pooled", "subsets"),
         ),
         Method(
@@ -376,7 +397,7 @@ METHODS: dict[str, Method] = {
         Method(
             "relaxation",
             run_relaxation,
-            "Hare_Sched_RL (9): lower bound (no schedule)",
+            "Hare_Sched_RL (9): lower bound (no schedule); backend=highs|scip (the solver)",
             params=("backend",),
         ),
         Method(
