@@ -27,14 +27,17 @@ class FakeClock:
 
 
 def record_time_limits(monkeypatch: Any, module: Any, name: str = "run_cpsat") -> list[Any]:
-    """Wrap the solver call ``module.name`` (its second argument a ``SolveOptions``) so that
+    """Wrap the solver call ``module.name`` (one of its arguments a ``SolveOptions``) so that
     it records the time limit each call was handed; returns the list it fills."""
+    from dlsched.solvers.base import SolveOptions
+
     real = getattr(module, name)
     handed: list[Any] = []
 
-    def spy(model: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        options = next(a for a in (*args, *kwargs.values()) if isinstance(a, SolveOptions))
         handed.append(options.time_limit)
-        return real(model, options, *args, **kwargs)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(module, name, spy)
     return handed

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fake_clock import FakeClock, record_time_limits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -443,6 +444,26 @@ def test_pooled_grouping_of_16_gpus_of_4_types_in_4_groups_is_certified():
     model = build_pooled_model(s, gpu_classes(s), 4)
     again = solve(model, "highs", SolveOptions(time_limit=10))
     assert again.objective == pytest.approx(res.spread, abs=1e-6)
+
+
+def test_the_exact_grouping_is_handed_what_is_left_of_the_methods_deadline(monkeypatch):
+    # the online methods solve GPU_Grouping under their own time limit: the MILP is handed
+    # what is left of it (a fake clock: 4 of 10 s gone), and its result certified from it
+    import dlsched.solvers
+    from dlsched.solvers.deadline import Deadline
+
+    inst = mixed((2, 1, 1, 2))
+    handed = record_time_limits(monkeypatch, dlsched.solvers, "solve")
+    clock = FakeClock()
+    deadline = Deadline.after(10.0, clock)
+    clock.advance(4.0)
+    res = group_gpus(inst, 2, "exact", SolveOptions(time_limit=10.0), deadline=deadline)
+    assert handed == [pytest.approx(6.0)]
+    assert res.status == Status.OPTIMAL
+    options = MethodOptions(SolveOptions(time_limit=10.0), {"grouping": "exact"}, clock=clock)
+    out = run_method(inst, "hlas", options)
+    assert handed[1:] == [pytest.approx(10.0)]  # the method's own limit, from its start
+    assert out.details["grouping"] == "exact" and out.details["grouping_status"] == "optimal"
 
 
 def test_one_group_has_no_spread_and_the_round_time_of_the_whole_cluster():

@@ -36,9 +36,11 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import OptionError
+from dlsched.models.hare.common import budget
 from dlsched.models.hare.instance import HareInstance
 from dlsched.solvers.base import SolveOptions, Status
 from dlsched.solvers.certify import Certificate, Proof, certify
+from dlsched.solvers.deadline import Deadline
 
 #: The paper's simulation uses 40 groups for 160 GPUs (Fig. 25): four GPUs a group.
 GPUS_PER_GROUP = 4
@@ -369,10 +371,13 @@ def group_gpus(
     method: str = "exact",
     options: SolveOptions | None = None,
     pooled: bool | None = None,
+    *,
+    deadline: Deadline | None = None,
 ) -> GroupingResult:
-    """GPU_Grouping on the instance's job profiles: ``method`` "exact" (MILP on HiGHS, the
-    greedy grouping as fallback if the solver returns none) or "greedy"; ``pooled`` None picks
-    the pooled model when some GPUs are identical."""
+    """GPU_Grouping on the instance's job profiles: ``method`` "exact" (MILP on HiGHS within
+    ``deadline``, default ``options.time_limit`` from now; the greedy grouping as fallback if
+    the solver returns none) or "greedy"; ``pooled`` None picks the pooled model when some GPUs
+    are identical."""
     t0 = time.perf_counter()
     u = default_groups(instance.num_gpus) if groups is None else groups
     u = check_groups(instance.num_gpus, u)
@@ -384,30 +389,31 @@ def group_gpus(
         return GroupingResult(g, val, cert, "greedy", time.perf_counter() - t0)
     if method != "exact":
         raise OptionError("grouping", method, "expected exact or greedy")
-    return _solve_exact(instance.name, s, u, options or SolveOptions(), pooled, t0)
+    options = options or SolveOptions()
+    return _solve_exact(instance.name, s, u, options, pooled, budget(options, deadline), t0)
 
 
 def _solve_exact(
-    name: str, s: np.ndarray, u: int, options: SolveOptions, pooled: bool | None, t0: float
+    name: str,
+    s: np.ndarray,
+    u: int,
+    options: SolveOptions,
+    pooled: bool | None,
+    deadline: Deadline,
+    t0: float,
 ) -> GroupingResult:
     from dlsched.solvers import solve
 
     classes = gpu_classes(s)
     use_pooled = len(classes) < s.shape[1] if pooled is None else pooled
     model = build_pooled_model(s, classes, u) if use_pooled else build_grouping_model(s, u)
-    limit = options.remaining(time.perf_counter() - t0)
-    res = solve(model, "highs", options.with_(time_limit=limit))
+    res = solve(model, "highs", deadline.solve_options(options))
     fallback = greedy_grouping(s, u)
     g = _decode(model, res, classes, u, use_pooled) if res.has_solution else fallback
     if spread(s, fallback) < spread(s, g):
         g = fallback
     val = spread(s, g)
-    proof = Proof(
-        bound=res.bound,
-        claimed_optimal=res.status == Status.OPTIMAL,
-        hit_limit=res.status == Status.TIME_LIMIT,
-    )
-    cert = certify(val, proof, instance=name, route="grouping")
+    cert = certify(val, Proof.of(res), instance=name, route="grouping")
     info = {"pooled": use_pooled, "solver_status": str(res.status), "classes": len(classes)}
     return GroupingResult(g, val, cert, "exact", time.perf_counter() - t0, info)
 
