@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 
 from dlsched.errors import InternalError
 from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.deadline import MIN_SOLVER_SECONDS, Deadline
 from dlsched.solvers.progress import PROGRESS_EVERY, say
 
 
@@ -41,20 +41,22 @@ class CpsatRun:
         return self.status_name == "OPTIMAL"
 
 
-def _progress_callback(label: str, t0: float) -> Any:
+def _progress_callback(label: str, run: Deadline) -> Any:
+    """Says on stderr how the search goes, at most every :data:`PROGRESS_EVERY` seconds of
+    the ``run``."""
     from ortools.sat.python import cp_model
 
     class Progress(cp_model.CpSolverSolutionCallback):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
-            self.next = t0 + PROGRESS_EVERY
+            self.said = 0.0  # seconds into the run of the last line
 
         def on_solution_callback(self) -> None:
-            now = time.perf_counter()
-            if now >= self.next:
-                self.next = now + PROGRESS_EVERY
+            now = run.elapsed()
+            if now - self.said >= PROGRESS_EVERY:
+                self.said = now
                 say(
-                    f"{label}: {now - t0:.0f} s, incumbent {self.objective_value:g}, "
+                    f"{label}: {now:.0f} s, incumbent {self.objective_value:g}, "
                     f"bound {self.best_objective_bound:g} (model units)"
                 )
 
@@ -105,16 +107,16 @@ def run_cpsat(
     model: Any,
     options: SolveOptions,
     *,
-    deadline: float | None = None,
     label: str = "cp-sat",
     params: dict[str, Any] | None = None,
 ) -> CpsatRun:
-    """Solve a ``cp_model.CpModel``. ``deadline`` (a ``time.perf_counter()`` value) caps the
-    time limit by what is left of the caller's budget; ``params`` are CP-SAT parameters set
-    before ``options.extra`` (which wins)."""
+    """Solve a ``cp_model.CpModel`` with the seed, workers, gap and time limit of ``options``,
+    as every backend reads them (a route hands what is left of its deadline:
+    :meth:`~dlsched.solvers.deadline.Deadline.solve_options`). ``params`` are CP-SAT
+    parameters set before ``options.extra`` (which wins)."""
     from ortools.sat.python import cp_model
 
-    t0 = time.perf_counter()
+    run = Deadline.after(options.time_limit)
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.random_seed = options.seed
@@ -122,18 +124,15 @@ def run_cpsat(
     p.relative_gap_limit = options.mip_gap
     p.absolute_gap_limit = 0.0
     limit = options.time_limit
-    if deadline is not None:
-        left = max(deadline - t0, 0.01)
-        limit = left if limit is None else min(limit, left)
     if limit is not None:
-        p.max_time_in_seconds = max(limit, 0.01)
+        p.max_time_in_seconds = max(limit, MIN_SOLVER_SECONDS)
     for key, val in {**(params or {}), **options.extra}.items():
         setattr(p, key, val)
     with _stop_on_interrupt(solver):
-        code = solver.solve(model, _progress_callback(label, t0))
+        code = solver.solve(model, _progress_callback(label, run))
     if code == cp_model.MODEL_INVALID:
         raise InternalError(f"CP-SAT rejected the {label} model: {model.validate()}")
-    wall = time.perf_counter() - t0
+    wall = run.elapsed()
     has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     return CpsatRun(
         status_name=solver.status_name(code),

@@ -11,13 +11,13 @@ that cannot be represented exactly raises :class:`BridgeError` instead of being 
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 from dlsched.errors import DlschedError
 from dlsched.solvers.base import SolveOptions, SolveResult
 from dlsched.solvers.certify import solver_status
 from dlsched.solvers.cpsat import run_cpsat
+from dlsched.solvers.deadline import Deadline
 
 MAX_SCALE = 10**9
 
@@ -131,10 +131,10 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None) -> SolveResult:
     from importlib.metadata import version
 
     options = options or SolveOptions()
-    t0 = time.perf_counter()
+    deadline = Deadline.after(options.time_limit)  # the translation counts against the limit
     cp, names, oscale, offset, sense = _to_cpsat(model)
-    run = run_cpsat(cp, options, deadline=t0 + options.time_limit if options.time_limit else None)
-    wall = time.perf_counter() - t0
+    run = run_cpsat(cp, deadline.solve_options(options))
+    wall = deadline.elapsed()
     obj = run.objective / oscale + offset if run.objective is not None else None
     bound = run.bound / oscale + offset if run.bound is not None else None
     values = {n: float(run.value(v)) for n, v in names.items()} if run.has_solution else {}

@@ -201,6 +201,14 @@ class Deadline:
         limit."""
         return grace(self.whole)
 
+    def for_fork(self) -> Deadline:
+        """This budget ending half a :meth:`grace` sooner: the deadline of work forked by
+        :meth:`run` (and of the solver in it) when the parent has work left after a kill (a
+        fallback, checking), so that the method still ends within its limit and grace."""
+        if self.limit is None:
+            return self
+        return Deadline(self.limit - self.grace() / 2, self.start, self.whole, self.clock)
+
     def run(self, fn: Callable[..., T], *args: Any, label: str | None = None) -> T | None:
         """``fn(*args)`` under what is left of this deadline plus :meth:`grace`, model
         building included (in a forked child when there is a limit); None if it was killed at
@@ -212,4 +220,16 @@ class Deadline:
         return call_with_deadline(fn, *args, seconds=left + self.grace(), label=label)
 
 
-__all__ = ["GRACE", "GRACE_SHARE", "MIN_SOLVER_SECONDS", "Deadline", "call_with_deadline", "grace"]
+#: No time limit: the default of work that may be given a :class:`Deadline`.
+NEVER = Deadline.never()
+
+
+__all__ = [
+    "GRACE",
+    "GRACE_SHARE",
+    "MIN_SOLVER_SECONDS",
+    "NEVER",
+    "Deadline",
+    "call_with_deadline",
+    "grace",
+]

@@ -14,7 +14,6 @@ import math
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ import scipy.sparse as sp
 from dlsched.errors import OptionError
 from dlsched.solvers.base import SolveOptions, SolveResult
 from dlsched.solvers.certify import solver_status
+from dlsched.solvers.deadline import MIN_SOLVER_SECONDS, Deadline
 
 #: Unit roundoff of IEEE double precision.
 UNIT_ROUNDOFF = 2.0**-53
@@ -257,14 +257,6 @@ def _highs_lp(model: MatrixModel) -> Any:
     return lp
 
 
-def _time_limit(options: SolveOptions, deadline: float | None) -> float | None:
-    """The tighter of ``options.time_limit`` and the time left to ``deadline`` (at least 10 ms)."""
-    limits = [] if options.time_limit is None else [options.time_limit]
-    if deadline is not None:
-        limits.append(deadline - time.perf_counter())
-    return max(min(limits), 0.01) if limits else None
-
-
 #: The thread count of HiGHS's global task scheduler in this process (None: not started).
 _scheduler: dict[str, int | None] = {"threads": None}
 
@@ -329,7 +321,7 @@ def run_highs(h: Any) -> None:
         previous(signal.SIGINT, frames[0])
 
 
-def _set_options(h: Any, options: SolveOptions, deadline: float | None) -> None:
+def _set_options(h: Any, options: SolveOptions) -> None:
     import highspy
 
     settings: dict[str, Any] = {
@@ -338,9 +330,8 @@ def _set_options(h: Any, options: SolveOptions, deadline: float | None) -> None:
         "threads": int(options.threads),
         "mip_rel_gap": float(options.mip_gap),
     }
-    limit = _time_limit(options, deadline)
-    if limit is not None:
-        settings["time_limit"] = float(limit)
+    if options.time_limit is not None:
+        settings["time_limit"] = max(float(options.time_limit), MIN_SOLVER_SECONDS)
     settings.update(options.extra)
     use_threads(int(settings["threads"]))
     for key, value in settings.items():
@@ -423,14 +414,14 @@ def solve_matrix(
     options: SolveOptions,
     *,
     start: Any = None,
-    deadline: float | None = None,
 ) -> SolveResult:
     """Solve ``model`` with HiGHS (minimisation).
 
-    Options: ``seed``, ``threads``, ``mip_gap`` (mip_rel_gap), the time limit (the tighter of
-    ``options.time_limit`` and the time left to ``deadline``, a ``time.perf_counter()`` value),
-    output off, then ``options.extra`` as HiGHS options (an option HiGHS rejects raises
-    :class:`OptionError`). ``start``: column values passed as a MIP start.
+    Options, as every backend reads them: ``seed``, ``threads``, ``mip_gap`` (mip_rel_gap),
+    ``time_limit`` (a route hands what is left of its deadline:
+    :meth:`~dlsched.solvers.deadline.Deadline.solve_options`), output off, then
+    ``options.extra`` as HiGHS options (an option HiGHS rejects raises :class:`OptionError`).
+    ``start``: column values passed as a MIP start.
 
     The result carries the primal values (``col_value``, and ``values`` keyed ``"x[j]"``); for an
     LP also ``row_dual``/``col_dual``, and its ``bound`` is :func:`safe_dual_bound` of the row
@@ -439,14 +430,14 @@ def solve_matrix(
     """
     import highspy
 
-    t0 = time.perf_counter()
+    run = Deadline.after(options.time_limit)
     h = highspy.Highs()
-    _set_options(h, options, deadline)
+    _set_options(h, options)
     h.passModel(_highs_lp(model))
     if start is not None:
         _set_start(h, model, start)
     run_highs(h)
-    return _result(h, model, time.perf_counter() - t0)
+    return _result(h, model, run.elapsed())
 
 
 __all__ = [

@@ -14,7 +14,6 @@ units of 1/scale ms per beta) only widens the gap, never the claim. CP-SAT's pre
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +31,7 @@ from dlsched.models.ddlwmp.alpha import (
 from dlsched.models.ddlwmp.instance import Cluster, Job
 from dlsched.solvers import SolveOptions
 from dlsched.solvers.cpsat import run_cpsat
+from dlsched.solvers.deadline import Deadline
 
 #: the largest integer value the scaled alpha may take
 TOP = 10**12
@@ -138,16 +138,16 @@ def solve_mapping_cpsat(
     options: SolveOptions,
     hint: Placement | None = None,
 ) -> tuple[Placement | None, float | None, bool]:
-    """(placement, proven lower bound on alpha in ms, hit the limit)."""
-    t0 = time.perf_counter()
+    """(placement, proven lower bound on alpha in ms, hit the limit); the model's building
+    counts against ``options.time_limit``."""
+    deadline = Deadline.after(options.time_limit)
     cm = build_mapping_cpsat(job, cluster, free, big_ms)
     if hint is not None:
         given = dict(hint)
         for (s, m, v), var in cm.y.items():
             cm.model.add_hint(var, given.get(m, (0,) * len(job.stages))[s] == v)
-    deadline = None if options.time_limit is None else t0 + options.time_limit
     run = run_cpsat(
-        cm.model, options, deadline=deadline, label=f"mapping {job.name}", params=PARAMS
+        cm.model, deadline.solve_options(options), label=f"mapping {job.name}", params=PARAMS
     )
     place = None
     if run.has_solution:
