@@ -26,7 +26,6 @@ few worker types, as in the paper's clusters (V100/P100/T4 nodes).
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -37,6 +36,7 @@ from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.structure import Structure, structure
 from dlsched.solvers.base import SolveOptions, SolveResult, Status
 from dlsched.solvers.certify import tolerance
+from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.highs import MatrixModel, RowBlock, solve_matrix, stack_rows
 
 #: Largest spread grid (count vectors per job class) priced by enumeration.
@@ -337,7 +337,7 @@ def master_start(
 
 
 def column_generation(
-    st: Structure, pricing: Pricing, cols: Columns, deadline: float, options: SolveOptions
+    st: Structure, pricing: Pricing, cols: Columns, deadline: Deadline, options: SolveOptions
 ) -> tuple[np.ndarray, float, np.ndarray, int]:
     """Master LP + pricing until no column prices out (``cols`` grows in place); returns the
     prices with the best Lagrangian bound, that bound, the class minima there, the rounds.
@@ -345,10 +345,10 @@ def column_generation(
     best_pi = np.zeros(st.num_types)  # L(0): every job alone on the whole cluster
     best_l, best_mins = pricing.lagrangian(best_pi, pricing.price(best_pi))
     rounds = 0
-    while rounds == 0 or time.perf_counter() < deadline:  # one round always: a bound
+    while rounds == 0 or not deadline.passed():  # one round always: a bound
         rounds += 1
         m = build_master(st, cols, integer=False)
-        res = solve_matrix(m.model, options.with_(mip_gap=0.0), deadline=deadline)
+        res = solve_matrix(m.model, deadline.solve_options(options.with_(mip_gap=0.0)))
         if res.row_dual is None or res.objective is None:
             break
         pi = res.row_dual[: st.num_types]
@@ -370,7 +370,7 @@ def solve_master_mip(
     st: Structure,
     cols: Columns,
     options: SolveOptions,
-    deadline: float,
+    deadline: Deadline,
     start: tuple[int, ...] | None,
 ) -> tuple[Master, SolveResult]:
     """The integer master over ``cols`` (HiGHS, presolve off: it is slow on these rows and
@@ -379,7 +379,7 @@ def solve_master_mip(
     x0 = master_start(st, cols, master, start) if start is not None else None
     extra = {"presolve": "off", **options.extra}
     opts = options.with_(mip_gap=min(options.mip_gap, 1e-9), extra=extra)
-    return master, solve_matrix(master.model, opts, start=x0, deadline=deadline)
+    return master, solve_matrix(master.model, deadline.solve_options(opts), start=x0)
 
 
 # --- the route -----------------------------------------------------------------------------
@@ -407,7 +407,7 @@ def run(
     category: tuple[int, ...] | None,
     options: SolveOptions,
     start: tuple[int, ...],
-    deadline: float,
+    deadline: Deadline,
 ) -> ColumnRun:
     """Steps 1-3 of the module docstring, from the feasible placement ``start``."""
     st = structure(instance, category)
@@ -427,7 +427,7 @@ def run(
     pi, lower, mins, rounds = column_generation(st, pricing, cols, deadline, options)
     out.bound = lower
     out.details.update(pricing_rounds=rounds, lagrangian_bound=lower / instance.num_jobs)
-    if time.perf_counter() >= deadline or not np.isfinite(lower):
+    if deadline.passed() or not np.isfinite(lower):
         out.hit_limit = True
         return out
     master, res = solve_master_mip(st, cols.unique(), options, deadline, start)
@@ -444,7 +444,7 @@ def _prove(
     lower: float,
     out: ColumnRun,
     options: SolveOptions,
-    deadline: float,
+    deadline: Deadline,
     offer: Callable[[tuple[int, ...]], None],
 ) -> None:
     """Step 3 with a growing reduced-cost threshold delta: the MIP over the columns within

@@ -21,7 +21,6 @@ P3 (18) with K_i fixed is an LP (transportation polytope) solved by HiGHS.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,7 +44,7 @@ from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import solve
 from dlsched.solvers.base import SolveOptions, SolveResult, Status
 from dlsched.solvers.certify import ContradictionError, Proof, tolerance
-from dlsched.solvers.deadline import within_time_limit
+from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.pyomo_backend import PyomoSolver
 
 EXACT_BACKENDS = ("scip", "highs", "columns")
@@ -61,20 +60,12 @@ def auto_backend(instance: PlacementInstance) -> str:
     return "scip" if instance.num_workers <= AUTO_SCIP_MAX_WORKERS else "highs"
 
 
-def _proof(
-    instance: PlacementInstance,
-    route: str,
-    bound: float | None,
-    *,
-    claimed_optimal: bool = False,
-    infeasible: bool = False,
-    hit_limit: bool = False,
-) -> Proof:
-    """What a P1 route proved. P1 with K >= S (checked on load) is always feasible, so a
-    proof of infeasibility is a contradiction, raised here rather than reported."""
-    if infeasible:
+def _feasible(instance: PlacementInstance, route: str, proof: Proof) -> Proof:
+    """``proof``, what a P1 route proved. P1 with K >= S (checked on load) is always feasible,
+    so a proof of infeasibility is a contradiction, raised here rather than reported."""
+    if proof.infeasible:
         raise ContradictionError(instance.name, route, "P1 proven infeasible, but K >= S")
-    return Proof(bound=bound, claimed_optimal=claimed_optimal, hit_limit=hit_limit)
+    return proof
 
 
 def solve_exact(
@@ -82,7 +73,10 @@ def solve_exact(
     category: tuple[int, ...] | None = None,
     backend: str = "auto",
     options: SolveOptions | None = None,
+    deadline: Deadline | None = None,
 ) -> Outcome:
+    """P1 (P2 with ``category``) by ``backend``, model building included in the time limit:
+    ``deadline`` (default: ``options.time_limit`` from now)."""
     if backend == "auto":
         backend = auto_backend(instance)
     if backend not in EXACT_BACKENDS:
@@ -94,57 +88,72 @@ def solve_exact(
             "reduced-cost enumeration over worker types)",
         )
     options = options or SolveOptions()
-    if backend == "columns":
-        return _solve_columns(instance, category, options)
-    return (
-        _solve_scip(instance, category, options)
-        if backend == "scip"
-        else _solve_oa(instance, category, options)
-    )
+    if deadline is None:
+        deadline = Deadline.after(options.time_limit)
+    route = {"columns": _solve_columns, "scip": _solve_scip, "highs": _solve_oa}[backend]
+    return route(instance, category, options, deadline)
 
 
 def _method_name(category: tuple[int, ...] | None) -> str:
     return "exact" if category is None else "exact-p2"
 
 
-def _solve_scip(
-    instance: PlacementInstance, category: tuple[int, ...] | None, options: SolveOptions
+def _fallback(
+    instance: PlacementInstance, category: tuple[int, ...] | None
+) -> tuple[tuple[int, ...], str]:
+    """A placement found without solving, and its name: Optimus-LB's for P1, the first K_i
+    workers of each job for P2."""
+    from dlsched.models.placement.heuristics import optimus_lb
+
+    if category is None:
+        return optimus_lb(instance), "optimus-lb"
+    return _category_start(instance, category), "first K_i workers"
+
+
+def _stopped(
+    instance: PlacementInstance,
+    category: tuple[int, ...] | None,
+    fallback: tuple[tuple[int, ...] | None, str],
+    deadline: Deadline,
+    details: dict[str, Any],
 ) -> Outcome:
-    t0 = time.perf_counter()
-    got = within_time_limit(
-        _scip_run, instance, category, options, time_limit=options.time_limit, t0=t0
+    """The outcome of a route whose forked child was killed at the limit: the ``fallback``
+    placement (None: none), no bound."""
+    placement, returned = fallback
+    return verified_outcome(
+        instance,
+        _method_name(category),
+        None if placement is None else Placement(placement),
+        wall_time=deadline.elapsed(),
+        proof=Proof(hit_limit=True),
+        details={**details, "category": list(category) if category else None, "returned": returned},
     )
+
+
+def _solve_scip(
+    instance: PlacementInstance,
+    category: tuple[int, ...] | None,
+    options: SolveOptions,
+    deadline: Deadline,
+) -> Outcome:
+    # a P2 stopped at the limit returns no placement
+    fallback = _fallback(instance, None) if category is None else (None, "nothing")
+    child = deadline.for_fork()
+    got = child.run(_scip_run, instance, category, child.solve_options(options))
     details: dict[str, Any] = {
         "route": "scip-minlp",
         "category": list(category) if category else None,
     }
     if got is None:  # SCIP overran its own limit and was stopped: a greedy incumbent only
-        from dlsched.models.placement.heuristics import optimus_lb
-
-        fallback = Placement(optimus_lb(instance)) if category is None else None
-        return verified_outcome(
-            instance,
-            _method_name(category),
-            fallback,
-            wall_time=time.perf_counter() - t0,
-            proof=Proof(hit_limit=True),
-            details={**details, "stopped": "SCIP overran the time limit", "returned": "optimus-lb"},
-        )
+        details["stopped"] = "SCIP overran the time limit"
+        return _stopped(instance, category, fallback, deadline, details)
     res, placement, groups = got
-    proof = _proof(
-        instance,
-        "scip-minlp",
-        res.bound,
-        claimed_optimal=res.status == Status.OPTIMAL,
-        infeasible=res.status == Status.INFEASIBLE,
-        hit_limit=res.status == Status.TIME_LIMIT,
-    )
     return verified_outcome(
         instance,
         _method_name(category),
         placement,
-        wall_time=time.perf_counter() - t0,
-        proof=proof,
+        wall_time=deadline.elapsed(),
+        proof=_feasible(instance, "scip-minlp", Proof.of(res)),
         solver=res,
         details={**details, "groups": groups},
     )
@@ -190,23 +199,40 @@ def _solve_oa(
     instance: PlacementInstance,
     category: tuple[int, ...] | None,
     options: SolveOptions,
+    deadline: Deadline,
+) -> Outcome:
+    """:func:`_outer_approximation` in a child under the time limit (building the model and
+    loading it into HiGHS cannot stop itself: seconds on K = 400); stopped there, the
+    :func:`_fallback` placement."""
+    fallback = _fallback(instance, category)
+    child = deadline.for_fork()
+    got = child.run(_outer_approximation, instance, category, options, child)
+    if got is not None:
+        return got
+    details = {"route": "highs-outer-approximation", "stopped": "the model overran the limit"}
+    return _stopped(instance, category, fallback, deadline, details)
+
+
+def _outer_approximation(
+    instance: PlacementInstance,
+    category: tuple[int, ...] | None,
+    options: SolveOptions,
+    deadline: Deadline,
     max_iterations: int = 500,
 ) -> Outcome:
     """Outer approximation over HiGHS. Intermediate masters only collect cut points: a loose
     gap is enough and each master's bound is still valid. Once a master adds no cut, it is
     re-solved tightly; the loop ends when the proven lower bound meets the best verified
     objective."""
-    t0 = time.perf_counter()
     m = build_p1(instance, category, computation="tangents")
     state = _OuterApproximation(Evaluator(instance))
     gap_now = max(options.mip_gap, 1e-4)
     while state.iterations < max_iterations:
         state.iterations += 1
-        elapsed = time.perf_counter() - t0
-        if options.time_limit is not None and elapsed >= options.time_limit:
+        if deadline.passed():
             state.status = Status.TIME_LIMIT
             break
-        res = _master(m, instance, state, options.with_(mip_gap=gap_now), elapsed)
+        res = _master(m, instance, state, deadline.solve_options(options.with_(mip_gap=gap_now)))
         if state.closed():
             state.status = Status.OPTIMAL
             break
@@ -221,27 +247,22 @@ def _solve_oa(
                 gap_now = min(options.mip_gap, 1e-9)  # final, tight master
                 continue
             break
-    return _oa_outcome(instance, category, m, state, time.perf_counter() - t0)
+    return _oa_outcome(instance, category, m, state, deadline.elapsed())
 
 
 def _master(
-    m: Any,
-    instance: PlacementInstance,
-    state: _OuterApproximation,
-    options: SolveOptions,
-    elapsed: float,
+    m: Any, instance: PlacementInstance, state: _OuterApproximation, options: SolveOptions
 ) -> SolveResult:
-    """Solve the master once (cut off at the incumbent) and update the bounds."""
+    """Solve the master once (cut off at the incumbent) under ``options`` (the time left) and
+    update the bounds."""
     extra = dict(options.extra)
     if state.best_val < float("inf"):
         extra.setdefault("objective_bound", state.best_val * (1 + 1e-9))  # MIP cutoff
-    res = PyomoSolver("highs").solve(
-        m, options.with_(time_limit=options.remaining(elapsed), extra=extra)
-    )
+    res = PyomoSolver("highs").solve(m, options.with_(extra=extra))
     state.master_times.append(round(res.wall_time, 3))
     state.last = res
-    if res.status == Status.INFEASIBLE and state.best_assign is None:
-        _proof(instance, "highs-outer-approximation", None, infeasible=True)
+    if state.best_assign is None:  # no cutoff yet: infeasible would be P1's
+        _feasible(instance, "highs-outer-approximation", Proof.of(res))
     proven = (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT, Status.INFEASIBLE)
     if res.bound is not None and res.status in proven:
         state.lower = max(state.lower, res.bound)
@@ -282,17 +303,10 @@ def _oa_outcome(
     """The verified outcome of the loop; a heuristic incumbent if no master found one."""
     returned = "master"
     if state.best_assign is None:
-        from dlsched.models.placement.heuristics import optimus_lb
-
-        returned = "optimus-lb" if category is None else "first K_i workers"
-        state.best_assign = (
-            optimus_lb(instance) if category is None else _category_start(instance, category)
-        )
+        state.best_assign, returned = _fallback(instance, category)
         state.best_val = float(state.evaluator.avg_jct(np.array([state.best_assign]))[0])
     bound = state.lower if state.lower > -float("inf") else None
-    proof = _proof(
-        instance, "highs-outer-approximation", bound, hit_limit=state.status == Status.TIME_LIMIT
-    )
+    proof = Proof(bound=bound, hit_limit=state.status == Status.TIME_LIMIT)
     return verified_outcome(
         instance,
         _method_name(category),
@@ -319,9 +333,11 @@ def _category_start(instance: PlacementInstance, category: tuple[int, ...]) -> t
 
 
 def _solve_columns(
-    instance: PlacementInstance, category: tuple[int, ...] | None, options: SolveOptions
+    instance: PlacementInstance,
+    category: tuple[int, ...] | None,
+    options: SolveOptions,
+    deadline: Deadline,
 ) -> Outcome:
-    t0 = time.perf_counter()
     st = structure(instance, category)
     if not columns.applies(st):
         raise OptionError(
@@ -333,19 +349,21 @@ def _solve_columns(
         )
     if category is not None:
         validate_category(tuple(category), instance.num_workers, instance.num_jobs)
-    from dlsched.models.placement.heuristics import optimus_lb
-
-    start = optimus_lb(instance) if category is None else _category_start(instance, category)
-    deadline = t0 + (options.time_limit if options.time_limit is not None else float("inf"))
-    got = columns.run(instance, category, options, start, deadline)
+    start = _fallback(instance, category)
+    # in a child: pricing every column (millions of them on K = 400) cannot stop itself
+    child = deadline.for_fork()
+    got = child.run(columns.run, instance, category, options, start[0], child)
+    if got is None:  # stopped at the limit: the start placement, no bound
+        details = {"route": "columns", "stopped": "pricing overran the time limit"}
+        return _stopped(instance, category, start, deadline, details)
     s = instance.num_jobs
     bound = got.bound / s if np.isfinite(got.bound) else None
     return verified_outcome(
         instance,
         _method_name(category),
         Placement(got.assignment) if got.assignment is not None else None,
-        wall_time=time.perf_counter() - t0,
-        proof=_proof(instance, "columns", bound, hit_limit=got.hit_limit),
+        wall_time=deadline.elapsed(),
+        proof=Proof(bound=bound, hit_limit=got.hit_limit),
         claimed=got.value / s,
         details={**got.details, "category": list(category) if category else None},
     )

@@ -14,8 +14,11 @@ them into verified outcomes.
 
 from __future__ import annotations
 
+import math
+import random
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -26,7 +29,7 @@ from dlsched.models.placement.categories import algorithm1, num_categories, unra
 from dlsched.models.placement.evaluate import Evaluator
 from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.metrics import fairness_degree
-from dlsched.solvers.deadline import passed
+from dlsched.solvers.deadline import NEVER, Deadline
 
 
 class PricingDidNotTerminate(DlschedError):
@@ -34,8 +37,8 @@ class PricingDidNotTerminate(DlschedError):
 
 
 class TimeUp(Exception):
-    """A heuristic passed its deadline (a :func:`time.perf_counter` value); ``results`` are the
-    categories it finished before (possibly none)."""
+    """A heuristic passed its deadline; ``results`` are the categories it finished before
+    (possibly none)."""
 
     def __init__(self, results: list[CategoryResult] | None = None) -> None:
         super().__init__("deadline passed")
@@ -145,7 +148,7 @@ def matching_market(
     ties: str = "market",
     pricing: str = "clearing",
     max_rounds: float | None = None,
-    deadline: float | None = None,
+    deadline: Deadline = NEVER,
 ) -> MarketResult:
     """Algorithm 2, lines 2-16, for the category ``sizes`` = (K_1, ..., K_S).
 
@@ -166,7 +169,7 @@ def matching_market(
     paper's own Section IV-A example); the loop then stops after Theorem 1's P_max rounds and
     raises :class:`PricingDidNotTerminate`.
 
-    Past ``deadline`` (a :func:`time.perf_counter` value) the loop raises :class:`TimeUp`.
+    Past ``deadline`` the loop raises :class:`TimeUp`.
     """
     _check_market_options(ties, pricing)
     s, k = rho.shape
@@ -185,7 +188,7 @@ def matching_market(
         if assignment is not None:
             break
         rounds += 1
-        if passed(deadline):
+        if deadline.passed():
             raise TimeUp()
         if rounds > limit:
             raise PricingDidNotTerminate(
@@ -272,7 +275,7 @@ def _run_category(
     index: int,
     sizes: tuple[int, ...],
     variant: str = "clearing",
-    deadline: float | None = None,
+    deadline: Deadline = NEVER,
 ) -> CategoryResult:
     ties, pricing, mult = VARIANTS[variant]
     rho = np.asarray(inst.rho)
@@ -300,11 +303,11 @@ def has(
     instance: PlacementInstance,
     only: tuple[int, ...] | None = None,
     variant: str = "clearing",
-    deadline: float | None = None,
+    deadline: Deadline = NEVER,
 ) -> tuple[CategoryResult, list[CategoryResult]]:
     """HAS: Algorithm 2 over Psi (or over the single category ``only``); lowest avg JCT wins
-    (line 17: strict improvement, so the earliest category wins ties). Past ``deadline`` (a
-    :func:`time.perf_counter` value) raises :class:`TimeUp` with the categories finished."""
+    (line 17: strict improvement, so the earliest category wins ties). Past ``deadline``
+    raises :class:`TimeUp` with the categories finished."""
     ev = Evaluator(instance)
     cats: Iterable[tuple[int, tuple[int, ...]]]
     if only is not None:
@@ -320,14 +323,14 @@ def _run_categories(
     ev: Evaluator,
     cats: Iterable[tuple[int, tuple[int, ...]]],
     variant: str,
-    deadline: float | None,
+    deadline: Deadline = NEVER,
 ) -> list[CategoryResult]:
     """Algorithm 2 on each (index, category) in turn; :class:`TimeUp` with those finished when
     ``deadline`` passes before the last one is."""
     results: list[CategoryResult] = []
     for idx, c in cats:
         try:
-            if passed(deadline):
+            if deadline.passed():
                 raise TimeUp()
             results.append(_run_category(instance, ev, idx, c, variant, deadline))
         except TimeUp:
@@ -356,11 +359,11 @@ def jps(
     beta: float = 1.0,
     samples: int = 20,
     rng: np.random.Generator | None = None,
-    deadline: float | None = None,
+    deadline: Deadline = NEVER,
 ) -> tuple[CategoryResult, list[CategoryResult]]:
     """JPS, Algorithm 3. Category position j is given to the j-th job in priority order, so the
-    rear of Psi (large K_S) favours the computationally heaviest jobs. Past ``deadline`` (a
-    :func:`time.perf_counter` value) raises :class:`TimeUp` with the categories finished."""
+    rear of Psi (large K_S) favours the computationally heaviest jobs. Past ``deadline``
+    raises :class:`TimeUp` with the categories finished."""
     if not 0 <= alpha < 1:
         raise OptionError("alpha", alpha, "must lie in [0, 1)")
     if not 0 <= beta <= 1:
@@ -371,7 +374,7 @@ def jps(
     s, k = instance.num_jobs, instance.num_workers
     pool = jps_pool(instance, alpha)
     start = num_categories(k, s) - pool
-    picks = np.sort(rng.choice(pool, size=min(samples, pool), replace=False)) + start
+    picks = [start + p for p in _sample(rng, pool, min(samples, pool))]
     order = job_priority(instance)
 
     def prioritised(idx: int) -> tuple[int, tuple[int, ...]]:
@@ -381,7 +384,7 @@ def jps(
             sizes[int(job)] = cat[pos]
         return idx, tuple(sizes)
 
-    cats = (prioritised(int(idx)) for idx in picks)  # lazily: up to the whole rear of Psi
+    cats = (prioritised(idx) for idx in picks)  # lazily: up to the whole rear of Psi
     results = _run_categories(instance, Evaluator(instance), cats, "clearing", deadline)
     return jps_choice(results, beta), results
 
@@ -389,7 +392,23 @@ def jps(
 def jps_pool(instance: PlacementInstance, alpha: float) -> int:
     """How many categories JPS samples from: the rear Psi[alpha C(K-1,S-1), C(K-1,S-1)]."""
     total = num_categories(instance.num_workers, instance.num_jobs)
-    return total - int(alpha * total)
+    try:
+        return total - int(alpha * total)
+    except OverflowError:  # more categories than a float holds (S = 500, K = 2,000)
+        return total - int(Fraction(alpha) * total)
+
+
+def _sample(rng: np.random.Generator, pool: int, count: int) -> list[int]:
+    """``count`` distinct positions of ``range(pool)``, sorted; a pool beyond 64-bit integers
+    (C(399, 49) categories for S = 50, K = 400) is sampled by Python's generator, seeded
+    from ``rng``."""
+    if pool <= np.iinfo(np.int64).max:
+        return [int(p) for p in np.sort(rng.choice(pool, size=count, replace=False))]
+    draw = random.Random(int(rng.integers(2**63)))
+    picked: set[int] = set()
+    while len(picked) < count:  # a repeat among 2^63 or more is all but impossible
+        picked.add(draw.randrange(pool))
+    return sorted(picked)
 
 
 def jps_choice(results: list[CategoryResult], beta: float) -> CategoryResult:
@@ -405,25 +424,39 @@ def _greedy(instance: PlacementInstance, balance: str) -> tuple[int, ...]:
     JCT reduction gets its fastest free worker, until every worker is used (8c)."""
     ev = Evaluator(instance)
     s, k = instance.num_jobs, instance.num_workers
-    free = set(range(k))
+    # each job's workers fastest first, ties to the lower index (a stable sort)
+    prefer = np.argsort(-np.asarray(instance.rho), axis=1, kind="stable").tolist()
+    seen = [0] * s  # prefer[i][:seen[i]] are taken
+    taken = [False] * k
     mine: list[list[int]] = [[] for _ in range(s)]
+    gains: dict[int, tuple[int, float]] = {}  # job -> (its fastest free worker, the gain)
 
     def fastest_free(i: int) -> int:
-        return max(free, key=lambda kk: (instance.rho[i, kk], -kk))
+        while taken[prefer[i][seen[i]]]:
+            seen[i] += 1
+        return int(prefer[i][seen[i]])
+
+    def take(i: int, kk: int) -> None:
+        mine[i].append(kk)
+        taken[kk] = True
+        gains.pop(i, None)
+
+    def gain(i: int) -> tuple[int, float]:
+        kk = fastest_free(i)
+        if gains.get(i, (-1, 0.0))[0] != kk:
+            after = ev.job_jct(i, mine[i] + [kk], balance)
+            gains[i] = (kk, ev.job_jct(i, mine[i], balance) - after)
+        return gains[i]
 
     for i in range(s):
-        kk = fastest_free(i)
-        mine[i].append(kk)
-        free.remove(kk)
-    while free:
+        take(i, fastest_free(i))
+    for _ in range(k - s):
         best_gain, best_i, best_k = -float("inf"), -1, -1
         for i in range(s):
-            kk = fastest_free(i)
-            gain = ev.job_jct(i, mine[i], balance) - ev.job_jct(i, mine[i] + [kk], balance)
-            if gain > best_gain:
-                best_gain, best_i, best_k = gain, i, kk
-        mine[best_i].append(best_k)
-        free.remove(best_k)
+            kk, g = gain(i)
+            if g > best_gain:
+                best_gain, best_i, best_k = g, i, kk
+        take(best_i, best_k)
     assignment = [-1] * k
     for i, ks in enumerate(mine):
         for kk in ks:
@@ -445,24 +478,25 @@ EXHAUSTIVE_LIMIT = 60_000_000
 def exhaustive(instance: PlacementInstance, chunk: int = 1 << 18) -> tuple[tuple[int, ...], int]:
     """Every assignment of K workers to S jobs (S^K of them), vectorised in chunks; returns the
     best surjective assignment and the number of feasible ones examined."""
-    best, feasible, _ = exhaustive_search(instance, None, chunk)
+    best, feasible, _ = exhaustive_search(instance, NEVER, chunk)
     assert best is not None
     return best, feasible
 
 
 def exhaustive_search(
-    instance: PlacementInstance, deadline: float | None, chunk: int = 1 << 18
+    instance: PlacementInstance, deadline: Deadline = NEVER, chunk: int = 1 << 18
 ) -> tuple[tuple[int, ...] | None, int, bool]:
-    """:func:`exhaustive` until ``deadline`` (a :func:`time.perf_counter` value, checked
-    between chunks): (best assignment so far or None, feasible ones examined, whether every
-    assignment was examined)."""
+    """:func:`exhaustive` until ``deadline`` (checked between chunks): (best assignment so far
+    or None, feasible ones examined, whether every assignment was examined)."""
     s, k = instance.num_jobs, instance.num_workers
     total = s**k
     if total > EXHAUSTIVE_LIMIT:
+        digits = k * math.log10(s)  # S = 50, K = 400: too many for a float
+        size = f"{total:.3g}" if digits < 300 else f"1e{digits:.0f}"
         raise OptionError(
             "--method",
             "exhaustive",
-            f"S^K = {s}^{k} = {total:.3g} assignments exceeds {EXHAUSTIVE_LIMIT:.0e}; "
+            f"S^K = {s}^{k} = {size} assignments exceeds {EXHAUSTIVE_LIMIT:.0e}; "
             "use --method exact",
         )
     ev = Evaluator(instance)
@@ -470,7 +504,7 @@ def exhaustive_search(
     best_val, best = float("inf"), None
     feasible = 0
     for lo in range(0, total, chunk):
-        if passed(deadline):
+        if deadline.passed():
             return best, feasible, False
         codes = np.arange(lo, min(lo + chunk, total), dtype=np.int64)
         a = (codes[:, None] // powers[None, :]) % s

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,7 @@ from dlsched.result import Outcome, no_solution, verified_outcome
 from dlsched.solvers import solve
 from dlsched.solvers.base import Status
 from dlsched.solvers.certify import Proof
+from dlsched.solvers.deadline import Deadline
 
 
 def _category(instance: PlacementInstance, opts: MethodOptions) -> tuple[int, ...] | None:
@@ -38,28 +38,21 @@ def run_exact(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
         raise OptionError(
             "--backend", backend, f"exact P1 supports auto, {', '.join(EXACT_BACKENDS)}"
         )
-    return solve_exact(instance, _category(instance, opts), backend, opts.solve)
+    return solve_exact(instance, _category(instance, opts), backend, opts.solve, opts.deadline)
 
 
 def run_p3(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     cat = _category(instance, opts)
     if cat is None:
         raise OptionError("--category", None, "p3 needs a category K_1,...,K_S")
-    t0 = time.perf_counter()
-    value, placement, lp_status = solve_p3(instance, cat, opts.solve)
+    value, placement, lp_status = solve_p3(instance, cat, opts.deadline.solve_options(opts.solve))
     return verified_outcome(
         instance,
         "p3",
         placement,
-        wall_time=time.perf_counter() - t0,
+        wall_time=opts.deadline.elapsed(),
         details={"category": list(cat), "p3_total_throughput": value, "p3_status": str(lp_status)},
     )
-
-
-def _deadline(opts: MethodOptions, t0: float) -> float | None:
-    """The perf_counter value at which a method started at ``t0`` must stop."""
-    limit = opts.solve.time_limit
-    return None if limit is None else t0 + limit
 
 
 def _market_details(best: H.CategoryResult, examined: list[H.CategoryResult]) -> dict[str, Any]:
@@ -76,7 +69,7 @@ def _market_details(best: H.CategoryResult, examined: list[H.CategoryResult]) ->
 def _market_outcome(
     instance: PlacementInstance,
     name: str,
-    t0: float,
+    deadline: Deadline,
     best: H.CategoryResult | None,
     examined: list[H.CategoryResult],
     hit_limit: bool,
@@ -85,7 +78,7 @@ def _market_outcome(
     """The verified outcome of a category search (HAS, JPS): the best placement of the
     categories examined, status time_limit when the limit cut the search; no_solution (why:
     ``details["reason"]``) when it cut the search before any category was done."""
-    wall = time.perf_counter() - t0
+    wall = deadline.elapsed()
     if best is None:
         reason = f"time limit reached before the first category's pricing ended ({wall:.1f} s)"
         return no_solution(
@@ -108,23 +101,23 @@ def _market_outcome(
 
 
 def _run_has(instance: PlacementInstance, opts: MethodOptions, variant: str) -> Outcome:
-    t0 = time.perf_counter()
     only = _category(instance, opts)
     total = 1 if only is not None else num_categories(instance.num_workers, instance.num_jobs)
     name = "has" if variant == "clearing" else f"has-{variant}"
     best: H.CategoryResult | None
     try:
-        best, examined = H.has(instance, only, variant, _deadline(opts, t0))
+        best, examined = H.has(instance, only, variant, opts.deadline)
     except H.TimeUp as cut:
         examined = cut.results
         best = H.lowest_jct(examined) if examined else None
     except H.PricingDidNotTerminate as e:  # the paper's rules on some markets (E000-8, E000-9)
-        wall = time.perf_counter() - t0
+        wall = opts.deadline.elapsed()
         return no_solution(
             instance, name, str(e), wall_time=wall, details={"categories_total": total}
         )
     hit = len(examined) < total
-    return _market_outcome(instance, name, t0, best, examined, hit, {"categories_total": total})
+    details = {"categories_total": total}
+    return _market_outcome(instance, name, opts.deadline, best, examined, hit, details)
 
 
 def run_has(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
@@ -140,14 +133,13 @@ def run_has_literal(instance: PlacementInstance, opts: MethodOptions) -> Outcome
 
 
 def run_jps(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
-    t0 = time.perf_counter()
     alpha = float(opts.param("alpha", 0.7))
     beta = float(opts.param("beta", 1.0))
     samples = int(opts.param("samples", 20))
     rng = np.random.default_rng(opts.solve.seed)
     best: H.CategoryResult | None
     try:
-        best, examined = H.jps(instance, alpha, beta, samples, rng, _deadline(opts, t0))
+        best, examined = H.jps(instance, alpha, beta, samples, rng, opts.deadline)
     except H.TimeUp as cut:
         examined = cut.results
         best = H.jps_choice(examined, beta) if examined else None
@@ -161,51 +153,51 @@ def run_jps(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     }
     if best is not None:
         details["fairness_selected"] = best.fairness
-    return _market_outcome(instance, "jps", t0, best, examined, len(examined) < drawn, details)
+    hit = len(examined) < drawn
+    return _market_outcome(instance, "jps", opts.deadline, best, examined, hit, details)
 
 
 def run_optimus(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
-    t0 = time.perf_counter()
     a = H.optimus(instance)
     return verified_outcome(
         instance,
         "optimus",
         Placement(a, balance="equal"),
-        wall_time=time.perf_counter() - t0,
+        wall_time=opts.deadline.elapsed(),
         details={"data_split": "equal"},
     )
 
 
 def run_optimus_lb(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
-    t0 = time.perf_counter()
     a = H.optimus_lb(instance)
     return verified_outcome(
         instance,
         "optimus-lb",
         Placement(a),
-        wall_time=time.perf_counter() - t0,
+        wall_time=opts.deadline.elapsed(),
         details={"data_split": "proportional"},
     )
 
 
 def run_las(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
-    """Max-min fair placement (Section IV-A), lexicographic: max min ratio, then max sum."""
-    t0 = time.perf_counter()
+    """Max-min fair placement (Section IV-A), lexicographic: max min ratio, then max sum; both
+    LPs within the one time limit."""
+    deadline = opts.deadline
     m1 = build_las(instance)
-    r1 = solve(m1, "highs", opts.solve)
+    r1 = solve(m1, "highs", deadline.solve_options(opts.solve))
     if r1.status != Status.OPTIMAL or r1.objective is None:
         return verified_outcome(
-            instance, "las", None, status=r1.status, wall_time=time.perf_counter() - t0, solver=r1
+            instance, "las", None, status=r1.status, wall_time=deadline.elapsed(), solver=r1
         )
     m2 = build_las(instance, min_ratio=r1.objective * (1 - 1e-9))
-    r2 = solve(m2, "highs", opts.solve)
+    r2 = solve(m2, "highs", deadline.solve_options(opts.solve))
     res, m = (r2, m2) if r2.has_solution else (r1, m1)
     a = expand_counts(m._groups, counts_from_values(m, dict(res.values)), instance.num_workers)
     return verified_outcome(
         instance,
         "las",
         Placement(a),
-        wall_time=time.perf_counter() - t0,
+        wall_time=deadline.elapsed(),
         solver=res,
         details={"las_max_min_ratio": r1.objective},
     )
@@ -214,9 +206,8 @@ def run_las(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
 def run_exhaustive(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     """All S^K assignments; the optimum when every one was examined before the time limit,
     else the best of those examined (status time_limit; no_solution before the first)."""
-    t0 = time.perf_counter()
-    a, n, complete = H.exhaustive_search(instance, _deadline(opts, t0))
-    wall = time.perf_counter() - t0
+    a, n, complete = H.exhaustive_search(instance, opts.deadline)
+    wall = opts.deadline.elapsed()
     details: dict[str, Any] = {"assignments_examined": n}
     if a is None:
         reason = f"time limit reached before the first surjective assignment ({wall:.1f} s)"
