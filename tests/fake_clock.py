@@ -41,3 +41,16 @@ def record_time_limits(monkeypatch: Any, module: Any, name: str = "run_cpsat") -
 
     monkeypatch.setattr(module, name, spy)
     return handed
+
+
+def takes_time(monkeypatch: Any, clock: FakeClock, seconds: float, module: Any, name: str) -> None:
+    """Wrap ``module.name`` so that each call takes ``seconds`` on ``clock`` (the time passes
+    when it returns)."""
+    real = getattr(module, name)
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        clock.advance(seconds)
+        return out
+
+    monkeypatch.setattr(module, name, timed)

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from fake_clock import FakeClock, record_time_limits
+from fake_clock import FakeClock, record_time_limits, takes_time
 
 from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
@@ -29,21 +29,9 @@ LARGE = "placement/liu2024-s4k30-seed0"
 SMALL = "placement/liu2024-s4k12-seed0"
 
 
-def takes(monkeypatch, clock: FakeClock, seconds: float, module, name: str) -> None:  # type: ignore[no-untyped-def]
-    """Each call of ``module.name`` takes ``seconds`` on ``clock`` (when it returns)."""
-    real = getattr(module, name)
-
-    def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
-        out = real(*args, **kwargs)
-        clock.advance(seconds)
-        return out
-
-    monkeypatch.setattr(module, name, timed)
-
-
 def tick_per_category(monkeypatch, clock: FakeClock) -> None:
     """One second passes on ``clock`` each time a category's pricing ends."""
-    takes(monkeypatch, clock, 1.0, heuristics, "_run_category")
+    takes_time(monkeypatch, clock, 1.0, heuristics, "_run_category")
 
 
 def options(limit: float, clock: FakeClock, params: dict | None = None) -> MethodOptions:
@@ -193,7 +181,7 @@ def test_las_hands_each_lp_what_is_left(monkeypatch):
     """LAS solves two LPs: the second gets the limit less what the first took."""
     clock = FakeClock()
     handed = record_time_limits(monkeypatch, methods, "solve")
-    takes(monkeypatch, clock, 3.0, methods, "solve")
+    takes_time(monkeypatch, clock, 3.0, methods, "solve")
     out = run_method(load(SMALL), "las", options(10.0, clock))
     assert handed == [10.0, 7.0]
     assert out.status == Status.FEASIBLE

@@ -9,6 +9,7 @@ whatever the model's size. The child's result (or its exception) comes back thro
 from __future__ import annotations
 
 import multiprocessing as mp
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,17 +55,19 @@ def call_with_deadline(
     line on stderr."""
     if seconds is None:
         return fn(*args)
-    from dlsched.solvers.highs import reset_scheduler  # numpy and scipy only when forking
+    started = time.perf_counter()  # the setup counts against ``seconds``
+    if "highspy" in sys.modules:  # HiGHS ran here: the child starts its workers anew
+        from dlsched.solvers.highs import reset_scheduler  # (scipy: 0.1 s to import)
 
+        reset_scheduler()
     note(label)
-    reset_scheduler()  # the child starts HiGHS's workers anew
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
     proc.start()
     send.close()
     try:
-        if not _wait(recv, seconds, label):
+        if not _wait(recv, seconds - (time.perf_counter() - started), label):
             return None
         ok, value = recv.recv()
     except EOFError:  # the child died without a word (killed by the system)

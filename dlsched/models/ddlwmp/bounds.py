@@ -20,6 +20,7 @@ from dlsched.models.ddlwmp.check import run_seconds
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job, Stage
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
 from dlsched.solvers import SolveOptions
+from dlsched.solvers.deadline import NEVER, Deadline
 
 
 def srpt_total(releases: Sequence[float], sizes: Sequence[float]) -> float:
@@ -55,10 +56,15 @@ def _alpha_min_bound(stages: tuple[Stage, ...], kind: str, cluster: Cluster, lim
     return bound if bound is not None else 0.0
 
 
-def alpha_min_lower(job: Job, cluster: Cluster, limit: float = 10.0) -> float:
+def alpha_min_lower(
+    job: Job, cluster: Cluster, limit: float = 10.0, deadline: Deadline = NEVER
+) -> float:
     """A proven lower bound on alpha_i^min (the placement MILP's dual bound on an empty
-    cluster; the optimum itself when the MILP closes)."""
-    return max(0.0, _alpha_min_bound(job.stages, job.allreduce, cluster, limit))
+    cluster; the optimum itself when the MILP closes), the MILP given ``limit`` seconds or
+    what is left of ``deadline`` when that is less (such a shorter probe is not cached)."""
+    seconds = deadline.seconds(limit)
+    probe = _alpha_min_bound if seconds == limit else _alpha_min_bound.__wrapped__
+    return max(0.0, probe(job.stages, job.allreduce, cluster, seconds))
 
 
 @dataclass(frozen=True)
@@ -70,10 +76,18 @@ class SrptBound:
     rho: float
 
 
-def srpt_bound(instance: DdlwmpInstance, limit: float = 10.0) -> SrptBound:
+def srpt_bound(
+    instance: DdlwmpInstance, limit: float = 10.0, deadline: Deadline = NEVER
+) -> SrptBound:
+    """Lemma 1's bound, each job configuration's alpha^min probed once (:func:`alpha_min_lower`
+    with ``limit`` and ``deadline``)."""
     c, jobs = instance.cluster, instance.jobs
     g_total = c.total_gpus
-    lows = [alpha_min_lower(j, c, limit) for j in jobs]
+    probed: dict[tuple[tuple[Stage, ...], str], float] = {}
+    for j in jobs:
+        if (j.stages, j.allreduce) not in probed:
+            probed[j.stages, j.allreduce] = alpha_min_lower(j, c, limit, deadline)
+    lows = [probed[j.stages, j.allreduce] for j in jobs]
     rel = [j.release for j in jobs]
     srpt = srpt_total(
         rel, [j.gpus / g_total * run_seconds(j, a) for j, a in zip(jobs, lows, strict=True)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from dlsched.errors import OptionError
@@ -10,11 +9,11 @@ from dlsched.models import Method, MethodOptions
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.mapping_methods import run_heavy_edge, run_mapping_exact
 from dlsched.models.ddlwmp.solution import Schedule
-from dlsched.result import Outcome, verified_outcome
+from dlsched.result import Outcome, no_solution, verified_outcome
 from dlsched.solvers import SolveOptions, solve
 from dlsched.solvers.base import SolveResult, Status
 from dlsched.solvers.certify import Proof
-from dlsched.solvers.deadline import within_time_limit
+from dlsched.solvers.deadline import Deadline
 
 
 def best_online_schedule(instance: DdlwmpInstance) -> tuple[float, str, Schedule]:
@@ -28,19 +27,21 @@ def best_online_schedule(instance: DdlwmpInstance) -> tuple[float, str, Schedule
 
 
 def _time_indexed(
-    instance: DdlwmpInstance, solve_opts: SolveOptions, relax: bool, upper: float | None = None
+    instance: DdlwmpInstance,
+    deadline: Deadline,
+    solve_opts: SolveOptions,
+    relax: bool,
+    upper: float | None = None,
 ) -> tuple[SolveResult, Schedule | None, dict[str, Any]]:
-    """Build and solve the time-indexed model (run under the time limit, in a child);
-    ``upper``: a known objective (default: :func:`best_online_schedule`'s)."""
+    """Build and solve the time-indexed model (run in a child under ``deadline``; HiGHS gets
+    what building left of it); ``upper``: a known objective (default:
+    :func:`best_online_schedule`'s)."""
     from dlsched.models.ddlwmp.model import build_time_indexed, decode, job_options
 
-    t0 = time.perf_counter()
     options = [job_options(instance, i) for i in range(instance.num_jobs)]
     upper = best_online_schedule(instance)[0] if upper is None else upper
     mdl = build_time_indexed(instance, options, relax=relax, upper=upper)
-    res = solve(
-        mdl, "highs", solve_opts.with_(time_limit=solve_opts.remaining(time.perf_counter() - t0))
-    )
+    res = solve(mdl, "highs", deadline.solve_options(solve_opts))
     solution = None
     if res.has_solution and not relax:
         starts, places = decode(instance, mdl, options, dict(res.values))
@@ -60,13 +61,11 @@ def run_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
     stands when the MILP proves less, so a run cut by the limit still reports both."""
     from dlsched.models.ddlwmp.bounds import srpt_bound
 
-    t0 = time.perf_counter()
+    deadline = opts.deadline
     upper, policy, online = best_online_schedule(instance)
-    lemma1 = srpt_bound(instance).bound
-    left = opts.solve.with_(time_limit=opts.solve.remaining(time.perf_counter() - t0))
-    got = within_time_limit(
-        _time_indexed, instance, left, False, upper, time_limit=opts.solve.time_limit, t0=t0
-    )
+    lemma1 = srpt_bound(instance, deadline=deadline).bound
+    child = deadline.for_fork()
+    got = child.run(_time_indexed, instance, child, opts.solve, False, upper)
     res, solution, info = got if got is not None else (None, None, {})
     claimed = None if res is None or solution is None else res.objective
     if claimed is None or claimed >= upper:
@@ -76,7 +75,7 @@ def run_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
         instance,
         "exact",
         solution,
-        wall_time=time.perf_counter() - t0,
+        wall_time=deadline.elapsed(),
         proof=Proof(bound=max(bounds), hit_limit=res is None or res.status == Status.TIME_LIMIT),
         claimed=claimed,
         solver=res,
@@ -86,17 +85,15 @@ def run_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
 
 def run_lp_bound(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
     """The LP relaxation of the time-indexed MILP: a certified lower bound."""
-    t0 = time.perf_counter()
-    got = within_time_limit(
-        _time_indexed, instance, opts.solve, True, time_limit=opts.solve.time_limit, t0=t0
-    )
+    child = opts.deadline.for_fork()
+    got = child.run(_time_indexed, instance, child, opts.solve, True)
     res = got[0] if got is not None else None
     ok = res is not None and res.status == Status.OPTIMAL
     return verified_outcome(
         instance,
         "lp-bound",
         None,
-        wall_time=time.perf_counter() - t0,
+        wall_time=opts.deadline.elapsed(),
         proof=Proof(bound=res.objective if ok and res is not None else None, hit_limit=not ok),
         status=res.status if res is not None else Status.TIME_LIMIT,
         solver=res,
@@ -104,18 +101,20 @@ def run_lp_bound(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
 
 
 def run_srpt_bound(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
-    """Lemma 1: the single-machine preemptive SRPT bound (see :mod:`.bounds`)."""
+    """Lemma 1: the single-machine preemptive SRPT bound (see :mod:`.bounds`); its alpha^min
+    probes share the time limit (status time_limit when it passed while they ran: the bound
+    holds, and may be weaker than with more time)."""
     from dlsched.models.ddlwmp.bounds import srpt_bound
 
-    t0 = time.perf_counter()
-    b = srpt_bound(instance)
+    b = srpt_bound(instance, deadline=opts.deadline)
+    cut = opts.deadline.passed()
     return verified_outcome(
         instance,
         "srpt-bound",
         None,
-        wall_time=time.perf_counter() - t0,
-        proof=Proof(bound=b.bound),
-        status=Status.OPTIMAL,
+        wall_time=opts.deadline.elapsed(),
+        proof=Proof(bound=b.bound, hit_limit=cut),
+        status=Status.TIME_LIMIT if cut else Status.OPTIMAL,
         details={
             "srpt": b.srpt,
             "release_plus_run": b.release_plus_run,
@@ -152,13 +151,18 @@ def _with_predictor(
 
 def _online(name: str) -> Any:
     def run(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
-        from dlsched.models.ddlwmp.online import run_policy
+        from dlsched.models.ddlwmp.online import PolicyTimeUp, run_policy
 
-        t0 = time.perf_counter()
+        deadline = opts.deadline
         instance, info = _with_predictor(instance, opts)
-        schedule, stats = run_policy(instance, name, _tau(opts))
+        try:
+            schedule, stats = run_policy(instance, name, _tau(opts), deadline=deadline)
+        except PolicyTimeUp as cut:
+            reason = f"time limit reached after {cut.started} of {instance.num_jobs} jobs started"
+            wall = deadline.elapsed()
+            return no_solution(instance, name, reason, wall_time=wall, hit_limit=True, details=info)
         return verified_outcome(
-            instance, name, schedule, wall_time=time.perf_counter() - t0, details=info | stats
+            instance, name, schedule, wall_time=deadline.elapsed(), details=info | stats
         )
 
     return run

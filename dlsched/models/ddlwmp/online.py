@@ -39,6 +39,7 @@ from dlsched.models.ddlwmp.mapping import alpha_tilde_min, heavy_edge
 from dlsched.models.ddlwmp.predict import Given, Perfect, Predictor
 from dlsched.models.ddlwmp.solution import Schedule
 from dlsched.simulate import Activity, Simulator, Started, simulate
+from dlsched.solvers.deadline import NEVER, Deadline
 
 #: the paper's threshold of a communication-heavy job (Section IV-C)
 COMM_HEAVY = 1.5
@@ -72,8 +73,20 @@ def job_infos(
     return out
 
 
+class PolicyTimeUp(Exception):
+    """A policy's deadline passed before it had started every job (``started`` had)."""
+
+    def __init__(self, started: int) -> None:
+        super().__init__("deadline passed")
+        self.started = started
+
+
 class ClusterPolicy:
-    """What every ddlwmp policy shares: free GPUs per server, Heavy-Edge with a cache, timers."""
+    """What every ddlwmp policy shares: free GPUs per server, Heavy-Edge with a cache, timers;
+    :class:`PolicyTimeUp` when a job would start past ``deadline``."""
+
+    deadline: Deadline = NEVER
+    started = 0
 
     def __init__(
         self, instance: DdlwmpInstance, perfect: bool = False, predictor: Predictor | None = None
@@ -130,6 +143,9 @@ class ClusterPolicy:
         return placement, alpha
 
     def start(self, i: int, placement: Placement, alpha: float) -> Activity:
+        if self.deadline.passed():
+            raise PolicyTimeUp(self.started)
+        self.started += 1
         usage = {m: sum(r) for m, r in placement}
         for m, u in usage.items():
             self._take(m, -u)
@@ -172,7 +188,7 @@ class ASRPT(ClusterPolicy):
         self.virtual: list[tuple[float, int]] = []  # (remaining seconds, job)
         self.vnow = 0.0
         self.pending: deque[int] = deque()
-        self.delayed: tuple[int, float, float] | None = None  # (job, kappa, deadline)
+        self.delayed: tuple[int, float, float] | None = None  # (job, kappa, until)
         self.delays = 0
 
     def advance(self, now: float) -> None:
@@ -213,20 +229,20 @@ class ASRPT(ClusterPolicy):
             out.append(self.start(i, *self.place(i, most=False)))
             return
         p, a = self.place(i, most=True)  # lines 9-11
-        deadline = now + self.tau * self.size[i]
-        if a / f.alpha_tilde <= COMM_HEAVY or deadline <= now:  # lines 12-13
+        until = now + self.tau * self.size[i]
+        if a / f.alpha_tilde <= COMM_HEAVY or until <= now:  # lines 12-13
             out.append(self.start(i, p, a))
             return
-        self.delayed = (i, a, deadline)  # lines 15-20
+        self.delayed = (i, a, until)  # lines 15-20
         self.delays += 1
-        self.timer(now, deadline, out)
+        self.timer(now, until, out)
 
     def _retry(self, now: float, out: list[Activity]) -> bool:
         """Reassess the delayed job; True when it started (the queue may move on)."""
         assert self.delayed is not None
-        i, kappa, deadline = self.delayed
+        i, kappa, until = self.delayed
         p, a = self.place(i, most=True)
-        if a < kappa or now >= deadline - 1e-9 * max(1.0, deadline):
+        if a < kappa or now >= until - 1e-9 * max(1.0, until):
             self.delayed = None
             out.append(self.start(i, p, a))
             return True
@@ -312,11 +328,17 @@ POLICIES = (
 
 
 def run_policy(
-    instance: DdlwmpInstance, name: str, tau: float = 1.0, predictor: Predictor | None = None
+    instance: DdlwmpInstance,
+    name: str,
+    tau: float = 1.0,
+    predictor: Predictor | None = None,
+    deadline: Deadline = NEVER,
 ) -> tuple[Schedule, dict]:
     """Simulate ``name`` on the instance; (schedule, statistics). ``predictor``: a fitted
-    predictor of n~_i (see :func:`make_policy`)."""
+    predictor of n~_i (see :func:`make_policy`). :class:`PolicyTimeUp` when ``deadline``
+    passes before every job started."""
     policy = make_policy(instance, name, tau, predictor)
+    policy.deadline = deadline
     arrivals = [(j.release, i) for i, j in enumerate(instance.jobs)]
     caps = dict.fromkeys(range(instance.cluster.servers), float(instance.cluster.gpus_per_server))
     res = simulate(arrivals, caps, policy)  # type: ignore[arg-type]
@@ -335,4 +357,12 @@ def run_policy(
     return Schedule(tuple(starts), tuple(places)), stats
 
 
-__all__ = ["ASRPT", "COMM_HEAVY", "POLICIES", "OrderedPolicy", "make_policy", "run_policy"]
+__all__ = [
+    "ASRPT",
+    "COMM_HEAVY",
+    "POLICIES",
+    "OrderedPolicy",
+    "PolicyTimeUp",
+    "make_policy",
+    "run_policy",
+]
