@@ -39,7 +39,7 @@ from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.pricing import Priced, Pricer, price_job
 from dlsched.models.elastic.solution import ElasticSchedule, Run
 from dlsched.simulate import Activity, Simulator, Started, simulate
-from dlsched.solvers.deadline import Deadline, passed
+from dlsched.solvers.deadline import NEVER, Deadline
 
 #: oracle(instance, job, prices [T,H,R], free [T,H,R], (lo, hi), limit) -> cheapest schedule;
 #: ``limit``: only schedules cheaper than it matter (an oracle may ignore it).
@@ -193,16 +193,12 @@ class Ledger:
 
 
 class TimeUp(Exception):
-    """A_maxweight's deadline passed before every job was priced (``priced`` were)."""
+    """A heuristic's deadline passed before every job was priced (A_maxweight) or started (a
+    baseline): ``priced`` were."""
 
     def __init__(self, priced: int) -> None:
         super().__init__("deadline passed")
         self.priced = priced
-
-
-def _passed(deadline: Deadline | float | None) -> bool:
-    """Whether ``deadline`` (a :class:`Deadline`, or a ``time.perf_counter()`` value) passed."""
-    return deadline.passed() if isinstance(deadline, Deadline) else passed(deadline)
 
 
 def a_maxweight(
@@ -242,16 +238,18 @@ def a_dual(
     ledger: Ledger,
     lam_value: float,
     oracle: Oracle = exact_oracle,
+    deadline: Deadline | None = None,
 ) -> list[tuple[int, Config, int]]:
     """Algorithm 2: alpha rounds of A_maxweight, round iota on [offset + (iota-1) tau,
-    offset + iota tau), stopping once every job is scheduled."""
+    offset + iota tau), stopping once every job is scheduled; :class:`TimeUp` when
+    ``deadline`` passes before a job is priced."""
     left = list(jobs)
     out: list[tuple[int, Config, int]] = []
     for iota in range(1, alpha + 1):
         lo, hi = offset + (iota - 1) * tau, min(offset + iota * tau, inst.horizon)
         if not left or lo >= hi:
             break
-        got = a_maxweight(inst, left, (lo, hi), ledger, lam_value, oracle)
+        got = a_maxweight(inst, left, (lo, hi), ledger, lam_value, oracle, deadline)
         done = {j for j, _, _ in got}
         left = [j for j in left if j not in done]
         out += got
@@ -266,8 +264,18 @@ def _usage_map(cfg: Config) -> dict[Hashable, float]:
 class OnlinePolicy:
     """A_online (Algorithm 1) as a slotted policy of :func:`dlsched.simulate.simulate`."""
 
-    def __init__(self, inst: ElasticInstance, alpha: int, lam_value: float, oracle: Oracle):
+    def __init__(
+        self,
+        inst: ElasticInstance,
+        alpha: int,
+        lam_value: float,
+        oracle: Oracle,
+        deadline: Deadline = NEVER,
+    ):
+        """:class:`TimeUp` out of a round when ``deadline`` passes in it; the jobs of a
+        fallback past it stay unplaced."""
         self.inst, self.alpha, self.lam, self.oracle = inst, alpha, lam_value, oracle
+        self.deadline = deadline
         self.ledger = Ledger(inst)
         self.waiting: list[int] = []
         self.plans: dict[int, list[tuple[int, Config]]] = {}
@@ -302,7 +310,15 @@ class OnlinePolicy:
     def _round(self, tau: int) -> None:
         batch = sorted(j for j in self.waiting if self.inst.jobs[j].arrival <= tau)  # J_i
         got = a_dual(
-            self.inst, batch, tau, self.alpha * tau, self.alpha, self.ledger, self.lam, self.oracle
+            self.inst,
+            batch,
+            tau,
+            self.alpha * tau,
+            self.alpha,
+            self.ledger,
+            self.lam,
+            self.oracle,
+            self.deadline,
         )
         for j, cfg, start in got:  # lines 7-9: run from alpha tau_i on
             self.plans.setdefault(start, []).append((j, cfg))
@@ -323,7 +339,7 @@ class OnlinePolicy:
         """Jobs no later interval can complete before T: each at its earliest completion in
         what is left, heaviest first (recorded in ``fallback``)."""
         order = sorted(jobs, key=lambda k: -self.inst.jobs[k].weight)
-        placed, unplaced = _earliest(self.inst, order, self.ledger, now)
+        placed, unplaced = _earliest(self.inst, order, self.ledger, now, self.deadline)
         for j, cfg, start in placed:
             self.plans.setdefault(start, []).append((j, cfg))
             self.fallback.append(j)
@@ -387,43 +403,54 @@ def _result(inst: ElasticInstance, entries: list, unplaced: Sequence[int], info:
 
 
 def run_online(inst: ElasticInstance, options: MethodOptions) -> Run:
+    """A_online within ``options.deadline``; when it passes, no schedule (status time_limit)."""
+    deadline = options.deadline
     f, lam_value = lam(inst)
     alpha = _alpha(options, inst, lam_value)
-    policy = OnlinePolicy(inst, alpha, lam_value, _oracle(options, inst))
+    policy = OnlinePolicy(inst, alpha, lam_value, _oracle(options, inst), deadline)
     arrivals = [(float(j.arrival), k) for k, j in enumerate(inst.jobs)]
     cap = {(h, r): c for h, s in enumerate(inst.servers) for r, c in enumerate(s.capacity)}
-    res = simulate(arrivals, cap, policy, tick=1.0)
+    info: dict[str, Any] = {"F": f, "lambda": lam_value, "alpha": alpha}
+    try:
+        res = simulate(arrivals, cap, policy, tick=1.0)
+    except TimeUp:
+        return None, cut_details(options, info, f"in round {policy.round}")
+    if policy.unplaced and deadline.passed():
+        return None, cut_details(options, info, "while placing the jobs of a fallback")
     entries = [a.payload for a in res.activities]
-    info = {
-        "F": f,
-        "lambda": lam_value,
-        "alpha": alpha,
-        "rounds": policy.rounds,
-        "fallback_jobs": [inst.jobs[j].name for j in policy.fallback],
-    }
+    info["rounds"] = policy.rounds
+    info["fallback_jobs"] = [inst.jobs[j].name for j in policy.fallback]
     return _result(inst, entries, policy.unplaced, info)
 
 
 def run_dual(inst: ElasticInstance, options: MethodOptions) -> Run:
     """A_dual offline on every job at once, for tau = 1, 2, 4, ... until it schedules every
     job (its schedule then has length at most alpha tau, Lemma 2) or alpha tau reaches T; the
-    jobs of the last attempt left unscheduled follow at their earliest completion."""
+    jobs of the last attempt left unscheduled follow at their earliest completion. Within
+    ``options.deadline``; when it passes, no schedule (status time_limit)."""
+    deadline = options.deadline
     f, lam_value = lam(inst)
     alpha = _alpha(options, inst, lam_value)
+    info: dict[str, Any] = {"F": f, "lambda": lam_value, "alpha": alpha}
     oracle = _oracle(options, inst)
     jobs = list(range(inst.num_jobs))
     tau = 1
     while True:
         ledger = Ledger(inst)
-        got = a_dual(inst, jobs, tau, 0, alpha, ledger, lam_value, oracle)
+        try:
+            got = a_dual(inst, jobs, tau, 0, alpha, ledger, lam_value, oracle, deadline)
+        except TimeUp:
+            return None, cut_details(options, info, f"in A_dual's run with tau = {tau}")
         if len(got) == len(jobs) or alpha * tau >= inst.horizon:
             break
         tau *= 2
     entries = [cfg.at(t) for _, cfg, t in got]
     rest = sorted(set(jobs) - {j for j, _, _ in got}, key=lambda k: -inst.jobs[k].weight)
-    placed, unplaced = _earliest(inst, rest, ledger)
+    placed, unplaced = _earliest(inst, rest, ledger, deadline=deadline)
+    if unplaced and deadline.passed():
+        return None, cut_details(options, info, f"while placing the {len(rest)} jobs left")
     entries += [cfg.at(t) for _, cfg, t in placed]
-    info = {"F": f, "lambda": lam_value, "alpha": alpha, "tau": tau, "fallback": len(rest)}
+    info |= {"tau": tau, "fallback": len(rest)}
     return _result(inst, entries, unplaced, info)
 
 
@@ -441,19 +468,19 @@ def run_maxweight(inst: ElasticInstance, options: MethodOptions) -> Run:
     try:
         got = a_maxweight(inst, jobs, (0, inst.horizon), ledger, lam_value, oracle, deadline)
     except TimeUp as cut:
-        return None, _cut(options, info, f"after pricing {cut.priced} of {len(jobs)} jobs")
+        return None, cut_details(options, info, f"after pricing {cut.priced} of {len(jobs)} jobs")
     entries = [cfg.at(t) for _, cfg, t in got]
     rest = sorted(set(jobs) - {j for j, _, _ in got}, key=lambda k: -inst.jobs[k].weight)
     placed, unplaced = _earliest(inst, rest, ledger, deadline=deadline)
     if unplaced and deadline.passed():
-        return None, _cut(options, info, f"while placing the {len(rest)} jobs it rejected")
+        return None, cut_details(options, info, f"while placing the {len(rest)} jobs it rejected")
     entries += [cfg.at(t) for _, cfg, t in placed]
     info["scheduled_weight"] = sum(inst.jobs[j].weight for j, _, _ in got)
     info["rejected"] = len(rest)
     return _result(inst, entries, unplaced, info)
 
 
-def _cut(options: MethodOptions, info: dict[str, Any], when: str) -> dict[str, Any]:
+def cut_details(options: MethodOptions, info: dict[str, Any], when: str) -> dict[str, Any]:
     """The details of a run its time limit cut ``when``: no schedule, ``hit_limit``."""
     limit = options.solve.time_limit
     reason = f"time limit of {limit:g} s reached {when}: no schedule of every job"
@@ -465,12 +492,11 @@ def _earliest(
     jobs: Sequence[int],
     ledger: Ledger,
     now: int = 0,
-    deadline: Deadline | float | None = None,
+    deadline: Deadline = NEVER,
 ) -> tuple[list[tuple[int, Config, int]], list[int]]:
     """Each job in turn at its earliest completion from ``now`` on in what ``ledger`` leaves
     (exact: (12)/(20) at zero prices with the completion term), committed; and the jobs that
-    cannot complete by T there, or were not reached by ``deadline`` (a :class:`Deadline` or a
-    perf_counter value)."""
+    cannot complete by T there, or were not reached by ``deadline``."""
     from dlsched.models.elastic.fastprice import FastOracle
 
     oracle = FastOracle(inst, exact=True)
@@ -479,7 +505,7 @@ def _earliest(
     placed: list[tuple[int, Config, int]] = []
     unplaced: list[int] = []
     for k, j in enumerate(jobs):
-        if _passed(deadline):
+        if deadline.passed():
             unplaced.extend(jobs[k:])
             break
         got = oracle(inst, j, zero, ledger.free(), (now, inst.horizon), weight=1.0)
@@ -504,12 +530,12 @@ def alone_infeasible(inst: ElasticInstance, jobs: Sequence[int]) -> list[int]:
     return [j for j in jobs if alone_completion(inst, j) is None]
 
 
-def alone_completions(inst: ElasticInstance, deadline: float | None = None) -> list[int | None]:
-    """:func:`alone_completion` of the jobs in order, as many as ``deadline`` (a perf_counter
-    value) allows: a prefix of the jobs."""
+def alone_completions(inst: ElasticInstance, deadline: Deadline = NEVER) -> list[int | None]:
+    """:func:`alone_completion` of the jobs in order, as many as ``deadline`` allows: a prefix
+    of the jobs."""
     out: list[int | None] = []
     for j in range(inst.num_jobs):
-        if passed(deadline):
+        if deadline.passed():
             break
         out.append(alone_completion(inst, j))
     return out
@@ -518,7 +544,7 @@ def alone_completions(inst: ElasticInstance, deadline: float | None = None) -> l
 def smith_list(
     inst: ElasticInstance,
     completions: Sequence[int | None] | None = None,
-    deadline: float | None = None,
+    deadline: Deadline = NEVER,
 ) -> ElasticSchedule | None:
     """A quick incumbent: jobs by Smith's rule (w_j over its duration alone, largest first),
     each at its earliest completion in what the earlier ones leave; None when one of them

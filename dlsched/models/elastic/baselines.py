@@ -36,6 +36,7 @@ from dlsched.models.elastic.instance import ElasticInstance, duration
 from dlsched.models.elastic.pricing import Pricer
 from dlsched.models.elastic.solution import ElasticSchedule, Run
 from dlsched.simulate import Activity, Simulator, Started, simulate
+from dlsched.solvers.deadline import NEVER, Deadline
 
 
 def ideal_types(inst: ElasticInstance, j: int) -> tuple[int, int]:
@@ -103,7 +104,11 @@ def _config(
 
 
 class ListPolicy:
-    """Start waiting jobs, in the order ``key`` gives, with ``count(job)`` workers."""
+    """Start waiting jobs, in the order ``key`` gives, with ``count(job)`` workers;
+    :class:`~.algorithms.TimeUp` at a decision past ``deadline``."""
+
+    deadline: Deadline = NEVER
+    started = 0  # jobs started so far
 
     def __init__(
         self,
@@ -131,6 +136,10 @@ class ListPolicy:
         pass
 
     def decide(self, now: float, sim: Simulator) -> list[Activity]:
+        from dlsched.models.elastic.algorithms import TimeUp
+
+        if self.deadline.passed():
+            raise TimeUp(self.started)
         t = round(now)
         free = np.array(
             [
@@ -150,6 +159,7 @@ class ListPolicy:
             use = {(int(h), int(r)): float(cfg.usage[h, r]) for h, r in zip(hs, rs, strict=True)}
             out.append(Activity(j, float(cfg.duration), use, cfg.at(t)))
         started = {a.key for a in out}
+        self.started += len(started)
         self.waiting = [j for j in self.waiting if j not in started]
         return out
 
@@ -179,10 +189,20 @@ def _workers(options: MethodOptions) -> int:
     return value
 
 
-def _run(inst: ElasticInstance, policy: ListPolicy) -> Run:
+def _run(inst: ElasticInstance, policy: ListPolicy, options: MethodOptions) -> Run:
+    """Simulate ``policy`` within ``options.deadline``; when it passes, no schedule (status
+    time_limit)."""
+    from dlsched.models.elastic.algorithms import TimeUp, cut_details
+
     arrivals = [(float(j.arrival), k) for k, j in enumerate(inst.jobs)]
     cap = {(h, r): c for h, s in enumerate(inst.servers) for r, c in enumerate(s.capacity)}
-    res = simulate(arrivals, cap, policy, tick=1.0, horizon=float(inst.horizon))
+    policy.deadline = options.deadline
+    try:
+        res = simulate(arrivals, cap, policy, tick=1.0, horizon=float(inst.horizon))
+    except TimeUp as cut:
+        return None, cut_details(
+            options, {}, f"after starting {cut.priced} of {inst.num_jobs} jobs"
+        )
     entries = [a.payload for a in res.activities]
     if len(entries) < inst.num_jobs:  # the others could not start and end by T
         left = sorted(set(range(inst.num_jobs)) - {a.key for a in res.activities})
@@ -205,7 +225,7 @@ def fifo(inst: ElasticInstance, options: MethodOptions) -> Run:
     policy = ListPolicy(
         inst, lambda j: (inst.jobs[j].arrival, j), lambda j, _: min(k, inst.jobs[j].chunks), True
     )
-    return _run(inst, policy)
+    return _run(inst, policy, options)
 
 
 def drf(inst: ElasticInstance, options: MethodOptions) -> Run:
@@ -213,7 +233,7 @@ def drf(inst: ElasticInstance, options: MethodOptions) -> Run:
         fair = 1.0 / max(1, len(waiting))
         return max(1, min(inst.jobs[j].chunks, math.floor(fair / _dominant(inst, j))))
 
-    return _run(inst, ListPolicy(inst, lambda j: (inst.jobs[j].arrival, j), count))
+    return _run(inst, ListPolicy(inst, lambda j: (inst.jobs[j].arrival, j), count), options)
 
 
 def tiresias(inst: ElasticInstance, options: MethodOptions) -> Run:
@@ -226,7 +246,7 @@ def tiresias(inst: ElasticInstance, options: MethodOptions) -> Run:
         return (work * n * _dominant(inst, j), j)
 
     policy = ListPolicy(inst, key, lambda j, _: min(k, inst.jobs[j].chunks))
-    return _run(inst, policy)
+    return _run(inst, policy, options)
 
 
 def antman(inst: ElasticInstance, options: MethodOptions) -> Run:
@@ -241,7 +261,7 @@ def antman(inst: ElasticInstance, options: MethodOptions) -> Run:
         return min(k, inst.jobs[j].chunks) if j in guaranteed else inst.jobs[j].chunks
 
     policy = ListPolicy(inst, key, count, shrink=lambda j: j not in guaranteed)
-    return _run(inst, policy)
+    return _run(inst, policy, options)
 
 
 BASELINES: dict[str, Callable[[ElasticInstance, MethodOptions], Run]] = {

@@ -22,8 +22,7 @@ the optimum (:func:`certified_bound`). The master is solved by
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,6 +31,7 @@ from dlsched.models.elastic.exact import Column, build_packing
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.pricing import Pricer, price_job
 from dlsched.solvers import SolveOptions
+from dlsched.solvers.deadline import NEVER, Deadline
 from dlsched.solvers.highs import MatrixModel, RowBlock, safe_dual_bound, solve_matrix, stack_rows
 
 #: A column enters the master when its reduced cost is below -REDUCED_TOL.
@@ -110,11 +110,13 @@ def master_matrix(inst: ElasticInstance, columns: list[Column]) -> MatrixModel:
 
 def solve_master(
     inst: ElasticInstance, columns: list[Column], options: SolveOptions
-) -> tuple[float, np.ndarray, np.ndarray]:
-    """The restricted master LP (HiGHS, :func:`solve_matrix`): its value, pi [J] and prices
-    Y [T, H, R] (>= 0; HiGHS gives a non-positive dual to an active upper side)."""
-    res = solve_matrix(master_matrix(inst, columns), replace(options, time_limit=None))
-    assert res.objective is not None and res.row_dual is not None
+) -> tuple[float, np.ndarray, np.ndarray] | None:
+    """The restricted master LP (HiGHS, :func:`solve_matrix`, within ``options.time_limit``):
+    its value, pi [J] and prices Y [T, H, R] (>= 0; HiGHS gives a non-positive dual to an
+    active upper side); None when the limit stopped it first."""
+    res = solve_matrix(master_matrix(inst, columns), options)
+    if res.info["hit_limit"] or res.objective is None or res.row_dual is None:
+        return None
     pi = res.row_dual[: inst.num_jobs]
     shape = (inst.horizon, inst.num_servers, len(inst.resources))
     prices = np.maximum(0.0, -res.row_dual[inst.num_jobs :]).reshape(shape)
@@ -133,15 +135,15 @@ def certified_bound(
 
 
 def lagrangian_round(
-    inst: ElasticInstance, prices: np.ndarray, deadline: float | None = None
+    inst: ElasticInstance, prices: np.ndarray, deadline: Deadline = NEVER
 ) -> tuple[float, list[tuple[float, Column | None]]] | None:
-    """L(Y) and each job's cheapest priced column (cost, column); None when ``deadline`` (a
-    perf_counter value) passes before every job is priced (a partial round certifies nothing)."""
+    """L(Y) and each job's cheapest priced column (cost, column); None when ``deadline``
+    passes before every job is priced (a partial round certifies nothing)."""
     pr = Pricer(inst, prices)
     cap = np.array([s.capacity for s in inst.servers], dtype=float)
     best = []
     for j in range(inst.num_jobs):
-        if deadline is not None and time.perf_counter() > deadline:
+        if deadline.passed():
             return None
         got = price_job(pr, j)
         col = Column(got.config, got.start) if got.config is not None else None
@@ -155,27 +157,29 @@ def column_generation(
     options: SolveOptions,
     *,
     max_iterations: int = 500,
-    t0: float | None = None,
+    deadline: Deadline | None = None,
 ) -> ColumnGeneration:
     """Column generation from each job's earliest-completion schedule until no column prices
-    out, the iteration cap or the time limit (checked between jobs while pricing: the bound is
-    that of the last complete round, None if none completed)."""
-    t0 = time.perf_counter() if t0 is None else t0
-    deadline = None if options.time_limit is None else t0 + options.time_limit
+    out, the iteration cap or ``deadline`` (default: ``options.time_limit`` from now; checked
+    between jobs while pricing, the master LP given what is left: the bound is that of the last
+    complete round, None if none completed)."""
+    if deadline is None:
+        deadline = Deadline.after(options.time_limit)
     zero = np.zeros((inst.horizon, inst.num_servers, len(inst.resources)))
     start = lagrangian_round(inst, zero, deadline)
     if start is None:
-        return ColumnGeneration(None, None, False, 0, 0, wall_time=time.perf_counter() - t0)
+        return ColumnGeneration(None, None, False, 0, 0, wall_time=deadline.elapsed())
     bound, first = start
     if not math.isfinite(bound):  # a job has no schedule at all: (2) is infeasible
-        return ColumnGeneration(math.inf, None, True, 0, 0, wall_time=time.perf_counter() - t0)
+        return ColumnGeneration(math.inf, None, True, 0, 0, wall_time=deadline.elapsed())
     columns = [c for _, c in first if c is not None]
     seen = {_key(c) for c in columns}
     out = ColumnGeneration(bound, None, False, 0, len(columns))
-    while out.iterations < max_iterations:
-        if deadline is not None and time.perf_counter() > deadline:
+    while out.iterations < max_iterations and not deadline.passed():
+        master = solve_master(inst, columns, deadline.solve_options(options))
+        if master is None:
             break
-        value, pi, prices = solve_master(inst, columns, options)
+        value, pi, prices = master
         out.iterations += 1
         out.lp_value = value
         round_ = lagrangian_round(inst, prices, deadline)
@@ -196,7 +200,7 @@ def column_generation(
         columns += new
         seen |= {_key(c) for c in new}
         out.columns = len(columns)
-    out.wall_time = time.perf_counter() - t0
+    out.wall_time = deadline.elapsed()
     return out
 
 

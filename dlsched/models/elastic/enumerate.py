@@ -27,7 +27,7 @@ import numpy as np
 from dlsched.errors import DlschedError
 from dlsched.models.elastic.instance import ElasticInstance, duration
 from dlsched.models.elastic.solution import JobSchedule
-from dlsched.solvers.deadline import passed
+from dlsched.solvers.deadline import NEVER, Deadline
 
 #: Default cap on the candidate configurations examined for one job (before dominance).
 MAX_CONFIGS = 100_000
@@ -45,8 +45,8 @@ class EnumerationTimeUp(Exception):
         self.done = done
 
 
-def _check(deadline: float | None) -> None:
-    if passed(deadline):
+def _check(deadline: Deadline) -> None:
+    if deadline.passed():
         raise EnumerationTimeUp()
 
 
@@ -151,11 +151,11 @@ def _ring_config(inst: ElasticInstance, j: int, m: int, y: tuple[int, ...]) -> I
 
 
 def _raw_configs(
-    inst: ElasticInstance, j: int, max_configs: int, deadline: float | None = None
+    inst: ElasticInstance, j: int, max_configs: int, deadline: Deadline = NEVER
 ) -> Iterator[Config]:
     """Every candidate configuration; :class:`EnumerationTooLarge` once more than
     ``max_configs`` candidates (fitting or not) have been examined, :class:`EnumerationTimeUp`
-    past ``deadline`` (a ``time.perf_counter()`` value)."""
+    past ``deadline``."""
     chunks = inst.jobs[j].chunks
     per_placement = len(inst.ps_choices()) * inst.num_servers if inst.is_ps else 1
     examined = 0
@@ -173,7 +173,7 @@ def _raw_configs(
             yield from (_ps_configs if inst.is_ps else _ring_config)(inst, j, m, y)
 
 
-def pareto(configs: list[Config], deadline: float | None = None) -> list[Config]:
+def pareto(configs: list[Config], deadline: Deadline = NEVER) -> list[Config]:
     """The configurations no other one dominates (ties: the first one is kept);
     :class:`EnumerationTimeUp` past ``deadline``."""
     if not configs:
@@ -195,19 +195,19 @@ def pareto(configs: list[Config], deadline: float | None = None) -> list[Config]
 
 
 def gamma(
-    inst: ElasticInstance, j: int, max_configs: int = MAX_CONFIGS, deadline: float | None = None
+    inst: ElasticInstance, j: int, max_configs: int = MAX_CONFIGS, deadline: Deadline = NEVER
 ) -> Gamma:
     """Gamma_j of job j (configurations; starts by :meth:`Config.starts`), dominance applied.
 
     Raises :class:`EnumerationTooLarge` once more than ``max_configs`` candidates are examined,
-    :class:`EnumerationTimeUp` past ``deadline`` (a ``time.perf_counter()`` value).
+    :class:`EnumerationTimeUp` past ``deadline``.
     """
     raw = list(_raw_configs(inst, j, max_configs, deadline))
     return Gamma(j, tuple(pareto(raw, deadline)), len(raw))
 
 
 def enumerate_all(
-    inst: ElasticInstance, max_configs: int = MAX_CONFIGS, deadline: float | None = None
+    inst: ElasticInstance, max_configs: int = MAX_CONFIGS, deadline: Deadline = NEVER
 ) -> list[Gamma]:
     """Gamma_j of every job; :class:`EnumerationTimeUp` (with how many jobs were done) past
     ``deadline``."""

@@ -10,7 +10,6 @@ no room before the horizon returns no schedule either (:func:`no_schedule_outcom
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -24,7 +23,7 @@ from dlsched.models.elastic.solution import ElasticSchedule
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import SolveOptions, SolveResult, Status, solve
 from dlsched.solvers.certify import Proof
-from dlsched.solvers.deadline import within_time_limit
+from dlsched.solvers.deadline import Deadline
 
 
 def _positive_int(options: MethodOptions, name: str, default: int) -> int:
@@ -52,7 +51,7 @@ def _solve_packing(
 
 def _cut_outcome(
     instance: ElasticInstance,
-    t0: float,
+    deadline: Deadline,
     quick: tuple[float, ElasticSchedule | None],
     details: dict[str, Any],
 ) -> Outcome:
@@ -70,7 +69,7 @@ def _cut_outcome(
         instance,
         "exact",
         incumbent,
-        wall_time=time.perf_counter() - t0,
+        wall_time=deadline.elapsed(),
         proof=Proof(
             bound=bound,
             hit_limit=True,
@@ -81,9 +80,7 @@ def _cut_outcome(
     )
 
 
-def _quick(
-    instance: ElasticInstance, deadline: float | None
-) -> tuple[float, ElasticSchedule | None]:
+def _quick(instance: ElasticInstance, deadline: Deadline) -> tuple[float, ElasticSchedule | None]:
     """What ``exact`` holds before enumerating, in milliseconds per job: the alone bound and
     the Smith-order list schedule (:func:`.algorithms.alone_bound`,
     :func:`.algorithms.smith_list`), both by ``deadline``: past it, the bound sums the jobs
@@ -97,17 +94,16 @@ def _quick(
 
 def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
     """Gamma_j enumerated (dominance applied), then the packing ILP (8)/(17) on HiGHS; both
-    within the time limit (cut: the quick incumbent and bound of :func:`_quick`)."""
-    t0 = time.perf_counter()
+    within the time limit (cut: the quick incumbent and bound of :func:`_quick`); the ILP is
+    built and solved in a child, killed at the limit."""
+    deadline = options.deadline
     cap = _positive_int(options, "max_configs", MAX_CONFIGS)
-    limit = options.solve.time_limit
-    deadline = None if limit is None else t0 + limit
     quick = _quick(instance, deadline)
     try:
         gammas = enumerate_all(instance, cap, deadline)
     except EnumerationTimeUp as cut:
         return _cut_outcome(
-            instance, t0, quick, {"stopped_in": "enumeration", "jobs_enumerated": cut.done}
+            instance, deadline, quick, {"stopped_in": "enumeration", "jobs_enumerated": cut.done}
         )
     details: dict[str, Any] = {
         "configs_generated": sum(g.generated for g in gammas),
@@ -121,31 +117,25 @@ def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
             instance,
             "exact",
             None,
-            wall_time=time.perf_counter() - t0,
+            wall_time=deadline.elapsed(),
             proof=Proof(infeasible=True),
             details={**details, "no_schedule": empty, "reason": f"no schedule of {empty} by T"},
         )
     columns = all_columns(instance, gammas)
-    so = options.solve
-    got = within_time_limit(_solve_packing, instance, columns, so, time_limit=so.time_limit, t0=t0)
+    child = deadline.for_fork()
+    got = child.run(_solve_packing, instance, columns, child.solve_options(options.solve))
     if got is None:
         details = {**details, "model_built": False, "stopped_in": "building the packing ILP"}
-        return _cut_outcome(instance, t0, quick, details)
+        return _cut_outcome(instance, deadline, quick, details)
     res, chosen = got
     schedule, claimed = _better(instance, columns, chosen, quick[1], details)
-    proof = Proof(
-        bound=quick[0] if res.bound is None else max(quick[0], res.bound),
-        claimed_optimal=res.status == Status.OPTIMAL,
-        infeasible=res.status == Status.INFEASIBLE,
-        hit_limit=res.status == Status.TIME_LIMIT,
-        unit=objective_unit(instance),
-    )
+    bound = quick[0] if res.bound is None else max(quick[0], res.bound)
     return verified_outcome(
         instance,
         "exact",
         schedule,
-        wall_time=time.perf_counter() - t0,
-        proof=proof,
+        wall_time=deadline.elapsed(),
+        proof=Proof.of(res, bound=bound, unit=objective_unit(instance)),
         solver=res,
         claimed=claimed,
         details=details,
@@ -179,15 +169,16 @@ def run_lp_bound(instance: ElasticInstance, options: MethodOptions) -> Outcome:
     """The LP relaxation of (8)/(17) by column generation; certified Lagrangian bound."""
     from dlsched.models.elastic.colgen import column_generation
 
-    t0 = time.perf_counter()
     max_iter = _positive_int(options, "max_iterations", 500)
-    cg = column_generation(instance, options.solve, max_iterations=max_iter, t0=t0)
+    cg = column_generation(
+        instance, options.solve, max_iterations=max_iter, deadline=options.deadline
+    )
     return verified_outcome(
         instance,
         "lp-bound",
         None,
         status=Status.OPTIMAL if cg.converged else Status.TIME_LIMIT,
-        wall_time=time.perf_counter() - t0,
+        wall_time=options.deadline.elapsed(),
         # an infinite Lagrangian bound: some job has no schedule at all, (2) is infeasible
         proof=Proof(bound=cg.bound, hit_limit=not cg.converged, infeasible=cg.bound == math.inf),
         details=cg.details(),
@@ -234,18 +225,15 @@ def _heuristic(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]
         from dlsched.models.elastic.algorithms import ALGORITHMS
         from dlsched.models.elastic.baselines import BASELINES
 
-        t0 = time.perf_counter()
         schedule, info = {**ALGORITHMS, **BASELINES}[name](instance, options)
+        wall = options.deadline.elapsed()
         if schedule is None and info.get("hit_limit"):  # cut by its limit: status time_limit
-            wall = time.perf_counter() - t0
             return verified_outcome(
                 instance, name, None, wall_time=wall, proof=Proof(hit_limit=True), details=info
             )
         if schedule is None:
-            return no_schedule_outcome(instance, name, info, time.perf_counter() - t0)
-        return verified_outcome(
-            instance, name, schedule, wall_time=time.perf_counter() - t0, details=info
-        )
+            return no_schedule_outcome(instance, name, info, wall)
+        return verified_outcome(instance, name, schedule, wall_time=wall, details=info)
 
     return run
 
