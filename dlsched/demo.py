@@ -3,13 +3,12 @@ optimum (or bound) and the applicable guarantee."""
 
 from __future__ import annotations
 
-import time
-
 from dlsched import families
 from dlsched.bounds import TABLE_COLUMNS, Comparison, compare, format_table
 from dlsched.instances import load
 from dlsched.models import MethodOptions
 from dlsched.solvers import SolveOptions
+from dlsched.solvers.deadline import Deadline
 
 COLUMNS = tuple(c for c in TABLE_COLUMNS if c != "guarantee_name")
 INTRO = (
@@ -27,7 +26,7 @@ def _show(name: str, rows: list[Comparison]) -> None:
 
 
 def run_demo(quick: bool = False) -> int:
-    t0 = time.perf_counter()
+    started = Deadline.never()
     opts = MethodOptions(solve=SolveOptions(time_limit=60, seed=0))
     for line in INTRO:
         print(line)
@@ -39,5 +38,5 @@ def run_demo(quick: bool = False) -> int:
         for line in family.demo_notes(quick):
             print(line)
 
-    print(f"\ndemo finished in {time.perf_counter() - t0:.1f} s")
+    print(f"\ndemo finished in {started.elapsed():.1f} s")
     return 0

@@ -6,11 +6,11 @@ SCIP (pyscipopt) also solves MINLPs with nonlinear constraints to global optimal
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from dlsched.solvers.base import SolveOptions, SolveResult, Status
 from dlsched.solvers.certify import EPSILON, solver_status
+from dlsched.solvers.deadline import Deadline
 
 _PYOMO_NAMES = {"highs": "highs", "scip": "scip_direct"}
 
@@ -89,16 +89,16 @@ class PyomoSolver:
             from dlsched.solvers.highs import use_threads
 
             use_threads(int(kwargs["solver_options"]["threads"]))
-        t0 = time.perf_counter()
+        run = Deadline.after(options.time_limit)
         try:
             res = self._opt.solve(model, **kwargs)
         except Exception as e:  # solver crash: an explicit status, never a silent pass
-            wall = time.perf_counter() - t0
+            wall = run.elapsed()
             return SolveResult(
                 Status.ERROR, None, None, wall, self.name, self.version(), sense,
                 message=f"{type(e).__name__}: {e}",
             )  # fmt: skip
-        return self._result(model, res, time.perf_counter() - t0, sense)
+        return self._result(model, res, run.elapsed(), sense)
 
     def _result(self, model: Any, res: Any, wall: float, sense: str) -> SolveResult:
         """Pyomo's results as a SolveResult; the status from the numbers (solver_status)."""

@@ -16,7 +16,6 @@ import json
 import math
 import os
 import sys
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from dlsched.instances import from_dict, instance_hash, to_dict
 from dlsched.models import MethodOptions
 from dlsched.result import json_safe
 from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.deadline import Deadline
 from dlsched.verify.theorem import Measurement, Theorem, registry
 
 LOG = "verify.jsonl"
@@ -223,9 +223,9 @@ def run_calls(calls: Sequence[Call]) -> list[tuple[Any, float]]:
     """Each call's result with its own wall time, in order (one task: one or more calls)."""
     out = []
     for fn, args in calls:
-        t0 = time.perf_counter()
+        started = Deadline.never()
         result = fn(*args)
-        out.append((result, time.perf_counter() - t0))
+        out.append((result, started.elapsed()))
     return out
 
 
