@@ -25,6 +25,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -224,7 +225,8 @@ def _add_solve(sub: Any) -> None:
     s.add_argument(
         "--threads", type=_integer("--threads", 1, MAX_THREADS), default=1, help="solver threads"
     )
-    s.add_argument("--backend", default=None, help="solver backend for exact methods")
+    s.add_argument("--route", default=None, help="the exact method's route (see dlsched methods)")
+    s.add_argument("--backend", default=None, help="the solver of a method that takes one")
     s.add_argument("--category", type=_category, default=None, help="K_1,...,K_S (placement)")
     s.add_argument("--alpha", type=float, default=None)
     s.add_argument("--beta", type=float, default=None)
@@ -365,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key in ("backend", "category", "alpha", "beta", "samples"):
+    for key in ("route", "backend", "category", "alpha", "beta", "samples"):
         v = getattr(args, key, None)
         if v is not None:
             out[key] = v
@@ -612,7 +614,13 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _one_line_warning(message: Any, category: type, *_: Any, **__: Any) -> None:
+    """A warning on the command line: one line naming it, no source line."""
+    print(f"dlsched: {category.__name__}: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    warnings.showwarning = _one_line_warning
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

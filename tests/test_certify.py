@@ -76,9 +76,9 @@ EXACT_ROUTES = [
     ("hare", "exact", {}),
     ("hare", "exact-cpsat", {}),
     ("hare", "exact-milp", {}),
-    ("hare", "exact", {"backend": "special"}),
-    ("placement", "exact", {"backend": "scip"}),
-    ("placement", "exact", {"backend": "highs"}),
+    ("hare", "exact", {"route": "special"}),
+    ("placement", "exact", {"route": "scip"}),
+    ("placement", "exact", {"route": "highs"}),
 ]
 
 
@@ -92,7 +92,7 @@ def test_mip_gap_never_yields_an_unclosed_optimum(family, method, params, seed, 
         from dlsched.models.placement import generate as generate_placement
 
         inst = generate_placement(3, 8, seed)
-    elif params.get("backend") == "special":
+    elif params.get("route") == "special":
         inst = _single_task(8, 3, seed)
     else:
         inst = generate(3, 2, seed, rounds=(1, 2), tasks=(1, 2))

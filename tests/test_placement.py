@@ -61,8 +61,8 @@ def test_table2_has_per_category(motivating, category, jct, resnet, vgg, through
 
 
 def test_table2_optimum_las_and_has(motivating) -> None:
-    for backend in ("scip", "highs"):
-        ex = run_method(motivating, "exact", MethodOptions(params={"backend": backend}))
+    for route in ("scip", "highs"):
+        ex = run_method(motivating, "exact", MethodOptions(params={"route": route}))
         assert ex.status == Status.OPTIMAL
         assert round(ex.objective) == 10592  # Table II "Optimal"
         assert ex.evaluation.throughput == (1288.0, 1768.0)
@@ -167,8 +167,8 @@ def test_rule22_moves_p_either_way() -> None:
 @settings(max_examples=25)
 def test_exact_routes_agree_with_brute_force(inst) -> None:
     opt = brute_force(inst)
-    for backend in ("scip", "highs", "columns"):
-        out = solve_exact(inst, backend=backend)
+    for route in ("scip", "highs", "columns"):
+        out = solve_exact(inst, route=route)
         assert out.status == Status.OPTIMAL
         assert out.objective == pytest.approx(opt, rel=1e-6)
         assert out.bound <= out.objective * (1 + 1e-9)
@@ -178,7 +178,7 @@ def test_exact_routes_agree_with_brute_force(inst) -> None:
 @given(inst=placement_instances(max_jobs=3, max_workers=7))
 @settings(max_examples=20)
 def test_heuristics_never_beat_the_optimum(inst) -> None:
-    opt = solve_exact(inst, backend="highs").objective
+    opt = solve_exact(inst, route="highs").objective
     for method in ("has", "jps", "optimus", "optimus-lb", "las"):
         out = run_method(inst, method)
         assert out.objective >= opt * (1 - 1e-9), method
@@ -203,9 +203,9 @@ def test_theorem2_has_attains_p3_in_every_category(inst) -> None:
 @given(inst=placement_instances(max_jobs=3, max_workers=6))
 @settings(max_examples=15)
 def test_p2_is_p1_restricted(inst) -> None:
-    opt = solve_exact(inst, backend="scip").objective
+    opt = solve_exact(inst, route="scip").objective
     values = [
-        solve_exact(inst, c, backend="highs").objective
+        solve_exact(inst, c, route="highs").objective
         for c in categories(inst.num_workers, inst.num_jobs)
     ]
     assert min(values) == pytest.approx(opt, rel=1e-6)
@@ -214,8 +214,8 @@ def test_p2_is_p1_restricted(inst) -> None:
 def test_generated_instances_scip_equals_outer_approximation() -> None:
     for name in ("placement/liu2024-s3k8-seed1", "placement/liu2024-s4k12-seed0"):
         inst = load(name)
-        a = solve_exact(inst, backend="scip")
-        b = solve_exact(inst, backend="highs")
+        a = solve_exact(inst, route="scip")
+        b = solve_exact(inst, route="highs")
         assert a.status == b.status == Status.OPTIMAL
         assert a.objective == pytest.approx(b.objective, rel=1e-6)
 
@@ -225,7 +225,7 @@ def test_time_limited_exact_reports_bound_and_gap() -> None:
     bound lies below every feasible value (both incumbents, JPS), and the gap is theirs."""
     inst = load("placement/liu2024-s4k30-seed0")
     outs = [
-        solve_exact(inst, backend=b, options=SolveOptions(time_limit=2))
+        solve_exact(inst, route=b, options=SolveOptions(time_limit=2))
         for b in ("scip", "highs", "columns")
     ]
     jps = run_method(inst, "jps").objective
@@ -285,8 +285,8 @@ def test_bad_options(motivating) -> None:
         run_method(motivating, "exact", MethodOptions(params={"category": (2, 1)}))
     with pytest.raises(OptionError, match="category"):
         run_method(motivating, "has", MethodOptions(params={"category": (4, 0)}))
-    with pytest.raises(OptionError, match="backend"):
-        run_method(motivating, "exact", MethodOptions(params={"backend": "cpsat"}))
+    with pytest.raises(OptionError, match="route"):
+        run_method(motivating, "exact", MethodOptions(params={"route": "cpsat"}))
     with pytest.raises(OptionError, match="alpha"):
         run_method(motivating, "jps", MethodOptions(params={"alpha": 1.5}))
     with pytest.raises(OptionError, match="not a parameter"):

@@ -22,7 +22,7 @@ from dlsched.models.placement.columns import (
     master_start,
     realize,
 )
-from dlsched.models.placement.exact import auto_backend, solve_exact
+from dlsched.models.placement.exact import auto_route, solve_exact
 from dlsched.models.placement.generator import generate
 from dlsched.models.placement.instance import PlacementInstance, PlacementJob, Worker
 from dlsched.models.placement.solution import Placement
@@ -55,7 +55,7 @@ def with_twins(draw) -> PlacementInstance:  # type: ignore[no-untyped-def]
 @settings(max_examples=40, deadline=None, derandomize=True)
 def test_columns_route_equals_exhaustive_search(inst) -> None:
     opt = exhaustive_optimum(inst)
-    out = solve_exact(inst, backend="columns")
+    out = solve_exact(inst, route="columns")
     assert out.status == Status.OPTIMAL
     assert out.objective == pytest.approx(opt, rel=1e-9)
     assert out.bound <= opt * (1 + 1e-9)
@@ -66,8 +66,8 @@ def test_columns_route_equals_exhaustive_search(inst) -> None:
 @settings(max_examples=5, deadline=None, derandomize=True)
 def test_columns_p2_equals_outer_approximation_per_category(inst) -> None:
     for cat in categories(inst.num_workers, inst.num_jobs):
-        a = solve_exact(inst, cat, backend="columns")
-        b = solve_exact(inst, cat, backend="highs")
+        a = solve_exact(inst, cat, route="columns")
+        b = solve_exact(inst, cat, route="highs")
         assert a.status == b.status == Status.OPTIMAL
         assert a.objective == pytest.approx(b.objective, rel=1e-7), cat
         assert a.evaluation.workers == cat
@@ -109,7 +109,7 @@ def test_two_identical_local_jobs_share_a_node() -> None:
         PlacementJob("twin-b", 2e4, 100, 500.0),
     )
     inst = PlacementInstance("two-local", jobs, workers, ((100.0,) * 8,) * 3)
-    out = solve_exact(inst, backend="columns")
+    out = solve_exact(inst, route="columns")
     assert out.status == Status.OPTIMAL
     assert out.objective == pytest.approx(exhaustive_optimum(inst), rel=1e-12)
     assert out.evaluation.workers == (4, 2, 2)
@@ -119,8 +119,8 @@ def test_two_identical_local_jobs_share_a_node() -> None:
 def test_column_route_matches_outer_approximation_on_bundled_instances() -> None:
     for name in ("placement/liu2024-s4k30-seed0",):
         inst = load(name)
-        a = solve_exact(inst, backend="columns")
-        b = solve_exact(inst, backend="highs")
+        a = solve_exact(inst, route="columns")
+        b = solve_exact(inst, route="highs")
         assert a.status == b.status == Status.OPTIMAL
         assert a.objective == pytest.approx(b.objective, rel=1e-7)
 
@@ -158,18 +158,18 @@ def test_master_start_and_realize_round_trip(inst, data) -> None:
 
 def test_many_worker_types_fall_back_and_columns_refuse() -> None:
     noisy = generate(4, 60, 0, noise=0.1)  # every worker its own type
-    assert auto_backend(noisy) == "highs"
+    assert auto_route(noisy) == "highs"
     with pytest.raises(OptionError, match="columns"):
-        solve_exact(noisy, backend="columns")
-    assert auto_backend(generate(8, 200, 0)) == "columns"
+        solve_exact(noisy, route="columns")
+    assert auto_route(generate(8, 200, 0)) == "columns"
 
 
 def test_outer_approximation_stopped_early_still_returns_a_placement() -> None:
     """Out of time before (or at) its first master: OA returns a checked placement (for P2 one
     of the category), a heuristic one when no master gave any, and never none."""
     inst = load("placement/liu2024-s4k30-seed0")
-    p1 = solve_exact(inst, backend="highs", options=SolveOptions(time_limit=0.01))
-    p2 = solve_exact(inst, (10, 8, 7, 5), backend="highs", options=SolveOptions(time_limit=0.01))
+    p1 = solve_exact(inst, route="highs", options=SolveOptions(time_limit=0.01))
+    p2 = solve_exact(inst, (10, 8, 7, 5), route="highs", options=SolveOptions(time_limit=0.01))
     for out in (p1, p2):
         assert out.status == Status.TIME_LIMIT
         assert out.objective == pytest.approx(check_placement(inst, out.solution).avg_jct)

@@ -4,7 +4,8 @@ share: :class:`Method`, :class:`MethodOptions` and :func:`run_method`."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,6 +34,27 @@ class MethodOptions:
 
     def param(self, name: str, default: Any = None) -> Any:
         return self.params.get(name, default)
+
+    def route(self, method: str, routes: Sequence[str], aliases: Mapping[str, str] = {}) -> str:
+        """The route of an exact method: ``route=`` (one of ``routes``, the first the
+        default), or ``backend=``, its former name (a backend is a solver; a route is the
+        method's way to its answer), with a FutureWarning; both given, they must agree.
+        ``aliases`` maps other accepted spellings to routes."""
+        route, legacy = self.param("route"), self.param("backend")
+        if legacy is not None:
+            warnings.warn(
+                f"{method}: backend= names the route; use route= (backend= will be removed)",
+                FutureWarning,
+                stacklevel=3,
+            )
+            if route is not None and route != legacy:
+                raise OptionError("backend", legacy, f"disagrees with route={route} (its new name)")
+        name = "route" if route is not None or legacy is None else "backend"
+        chosen = route if route is not None else legacy if legacy is not None else routes[0]
+        chosen = aliases.get(chosen, chosen)
+        if chosen not in routes:
+            raise OptionError(name, chosen, f"{method} takes {', '.join(routes)}")
+        return str(chosen)
 
     def started(self) -> MethodOptions:
         """These options with the deadline started now."""

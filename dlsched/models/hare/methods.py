@@ -8,7 +8,6 @@ optimality, its dual bound otherwise); ``details`` carry the rest.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -42,8 +41,9 @@ from .scaling import objective_unit, scale_data
 #: the limit after the method's start (the list schedules always run; a baseline cut by it is
 #: left out). The pipeline (:mod:`pipeline`) splits what is left among its stages.
 HINT_SHARE = 0.1
-#: The exact method's routes (``--param route=``); ``highs`` is another name of ``milp``.
-ROUTES = ("auto", "cpsat", "milp", "highs", "special")
+#: The exact method's routes (``--param route=``, the default first); ``highs`` is accepted
+#: as another name of ``milp``.
+ROUTES = ("auto", "cpsat", "milp", "special")
 
 
 def greedy_schedule(instance: HareInstance) -> Any:
@@ -178,38 +178,18 @@ def run_exact(instance: HareInstance, options: MethodOptions) -> Outcome:
     route. ``backend`` is the route's former name (deprecated)."""
     from .special import is_single_task_case
 
-    name, route = exact_route(options)
+    route = options.route("hare exact", ROUTES, {"highs": "milp"})
     if route == "auto":
         if not is_single_task_case(instance):
             return run_exact_cpsat(instance, options, "exact", branch=True)
         route = "special"
     if route == "special":
         if not is_single_task_case(instance):
-            raise OptionError(name, route, "special needs one task per job, common arrival")
+            raise OptionError("route", route, "special needs one task per job, common arrival")
         return run_exact_special(instance, options, "exact")
     if route == "cpsat":
         return run_exact_cpsat(instance, options, "exact")
     return run_exact_milp(instance, options, "exact")
-
-
-def exact_route(options: MethodOptions) -> tuple[str, str]:
-    """(the parameter that named it, the route) of the exact method: ``route``, or ``backend``,
-    its deprecated former name (a solver is a backend; this picks a route), with a warning;
-    both given, they must agree."""
-    route, legacy = options.param("route"), options.param("backend")
-    if legacy is not None:
-        warnings.warn(
-            "hare exact: backend= names the route; use route= (backend= will be removed)",
-            FutureWarning,
-            stacklevel=3,
-        )
-        if route is not None and route != legacy:
-            raise OptionError("backend", legacy, f"disagrees with route={route} (its new name)")
-    name = "route" if route is not None or legacy is None else "backend"
-    chosen = route if route is not None else legacy if legacy is not None else "auto"
-    if chosen not in ROUTES:
-        raise OptionError(name, chosen, "exact takes auto, cpsat, milp (highs) or special")
-    return name, chosen
 
 
 def _relaxation_outcome(

@@ -1,6 +1,6 @@
 """Exact P1 over columns: Lagrangian bound, reduced-cost enumeration, one MIP (seed 000).
 
-The route (``backend="columns"`` of :func:`dlsched.models.placement.exact.solve_exact`) works
+The route (``route="columns"`` of :func:`dlsched.models.placement.exact.solve_exact`) works
 on the structure of :mod:`dlsched.models.placement.structure`: a job's cost depends only on its
 count vector x over worker types and on its mode (spread / local), and the jobs are coupled
 only by the supply of each type (and, for local jobs, by the room on a node).

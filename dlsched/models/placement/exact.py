@@ -47,14 +47,14 @@ from dlsched.solvers.certify import ContradictionError, Proof, tolerance
 from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.pyomo_backend import PyomoSolver
 
-EXACT_BACKENDS = ("scip", "highs", "columns")
-#: ``backend="auto"``: the column route when its columns can be enumerated (few worker types;
+EXACT_ROUTES = ("scip", "highs", "columns")
+#: ``route="auto"``: the column route when its columns can be enumerated (few worker types;
 #: benchmarks/RESULTS_placement.md), else SCIP up to this many workers and outer approximation
 #: over HiGHS above (SCIP is faster on small K, its bound lags on K = 100).
 AUTO_SCIP_MAX_WORKERS = 20
 
 
-def auto_backend(instance: PlacementInstance) -> str:
+def auto_route(instance: PlacementInstance) -> str:
     if columns.applies(structure(instance)):
         return "columns"
     return "scip" if instance.num_workers <= AUTO_SCIP_MAX_WORKERS else "highs"
@@ -71,27 +71,27 @@ def _feasible(instance: PlacementInstance, route: str, proof: Proof) -> Proof:
 def solve_exact(
     instance: PlacementInstance,
     category: tuple[int, ...] | None = None,
-    backend: str = "auto",
+    route: str = "auto",
     options: SolveOptions | None = None,
     deadline: Deadline | None = None,
 ) -> Outcome:
-    """P1 (P2 with ``category``) by ``backend``, model building included in the time limit:
+    """P1 (P2 with ``category``) by ``route``, model building included in the time limit:
     ``deadline`` (default: ``options.time_limit`` from now)."""
-    if backend == "auto":
-        backend = auto_backend(instance)
-    if backend not in EXACT_BACKENDS:
+    if route == "auto":
+        route = auto_route(instance)
+    if route not in EXACT_ROUTES:
         raise OptionError(
-            "backend",
-            backend,
-            f"exact P1 is nonlinear; use one of {', '.join(EXACT_BACKENDS)} "
+            "route",
+            route,
+            f"exact P1 is nonlinear; use one of {', '.join(EXACT_ROUTES)} "
             "(scip: global MINLP, highs: outer approximation, columns: Lagrangian bound and "
             "reduced-cost enumeration over worker types)",
         )
     options = options or SolveOptions()
     if deadline is None:
         deadline = Deadline.after(options.time_limit)
-    route = {"columns": _solve_columns, "scip": _solve_scip, "highs": _solve_oa}[backend]
-    return route(instance, category, options, deadline)
+    run = {"columns": _solve_columns, "scip": _solve_scip, "highs": _solve_oa}[route]
+    return run(instance, category, options, deadline)
 
 
 def _method_name(category: tuple[int, ...] | None) -> str:
@@ -341,7 +341,7 @@ def _solve_columns(
     st = structure(instance, category)
     if not columns.applies(st):
         raise OptionError(
-            "backend",
+            "route",
             "columns",
             f"{st.grid_size:.3g} count vectors over {st.num_types} worker types for "
             f"{len(st.class_jobs)} distinct jobs are too many to enumerate (at most "

@@ -113,7 +113,7 @@ def empirical_claims(
     instance: PlacementInstance, seeds: int = 10, samples: int = 60, time_limit: float = 60
 ) -> ClaimRecord:
     so = SolveOptions(time_limit=time_limit)
-    ex = run_method(instance, "exact", MethodOptions(solve=so, params={"backend": "highs"}))
+    ex = run_method(instance, "exact", MethodOptions(solve=so, params={"route": "highs"}))
     if ex.objective is None:
         raise RuntimeError(f"no incumbent for {instance.name} within {time_limit} s")
     has = _objective(run_method(instance, "has"))

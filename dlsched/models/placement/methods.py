@@ -10,7 +10,7 @@ from dlsched.errors import OptionError
 from dlsched.models import Method, MethodOptions
 from dlsched.models.placement import heuristics as H
 from dlsched.models.placement.categories import num_categories, validate_category
-from dlsched.models.placement.exact import EXACT_BACKENDS, solve_exact, solve_p3
+from dlsched.models.placement.exact import EXACT_ROUTES, solve_exact, solve_p3
 from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.model import build_las, counts_from_values, expand_counts
 from dlsched.models.placement.solution import Placement
@@ -31,14 +31,8 @@ def _category(instance: PlacementInstance, opts: MethodOptions) -> tuple[int, ..
 
 
 def run_exact(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
-    backend = opts.param("backend", "auto")
-    if backend == "oa":
-        backend = "highs"
-    if backend not in (*EXACT_BACKENDS, "auto"):
-        raise OptionError(
-            "--backend", backend, f"exact P1 supports auto, {', '.join(EXACT_BACKENDS)}"
-        )
-    return solve_exact(instance, _category(instance, opts), backend, opts.solve, opts.deadline)
+    route = opts.route("placement exact", ("auto", *EXACT_ROUTES), {"oa": "highs"})
+    return solve_exact(instance, _category(instance, opts), route, opts.solve, opts.deadline)
 
 
 def run_p3(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
@@ -236,7 +230,7 @@ METHODS: dict[str, Method] = {
             run_exact,
             "certified optimum of P1 (P2 with --category)",
             True,
-            ("backend", "category"),
+            ("route", "backend", "category"),
         ),
         Method("p3", run_p3, "P3 LP: max throughput for a category", False, ("category",)),
         Method("has", run_has, "HAS, Algorithm 2 over every category", False, ("category",)),
