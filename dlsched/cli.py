@@ -211,16 +211,21 @@ TIME_LIMIT_HELP = (
 )
 
 
+def _add_time_limit(parser: Any, default: float = DEFAULT_TIME_LIMIT) -> None:
+    parser.add_argument(
+        "--time-limit", type=_time_limit("--time-limit"), default=default, help=TIME_LIMIT_HELP
+    )
+
+
+def _add_param(parser: Any, what: str) -> None:
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help=what)
+
+
 def _add_solve(sub: Any) -> None:
     s = sub.add_parser("solve", help="solve an instance with a method")
     s.add_argument("instance", help="path to a JSON instance or a bundled name")
     s.add_argument("--method", required=True, help="method name (see `dlsched methods FAMILY`)")
-    s.add_argument(
-        "--time-limit",
-        type=_time_limit("--time-limit"),
-        default=DEFAULT_TIME_LIMIT,
-        help=TIME_LIMIT_HELP,
-    )
+    _add_time_limit(s)
     s.add_argument("--seed", type=SEED, default=0)
     s.add_argument(
         "--threads", type=_integer("--threads", 1, MAX_THREADS), default=1, help="solver threads"
@@ -231,13 +236,7 @@ def _add_solve(sub: Any) -> None:
     s.add_argument("--alpha", type=float, default=None)
     s.add_argument("--beta", type=float, default=None)
     s.add_argument("--samples", type=int, default=None, help="N, samples drawn by jps")
-    s.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="extra method parameter (value parsed as JSON when possible)",
-    )
+    _add_param(s, "extra method parameter (value parsed as JSON when possible)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--plot", default=None, metavar="FILE", help="save a picture of the solution")
 
@@ -248,13 +247,7 @@ def _add_generate(sub: Any) -> None:
     g.add_argument("--jobs", type=JOBS, required=True)
     g.add_argument("--workers", type=WORKERS, required=True, help="workers / GPUs")
     g.add_argument("--seed", type=SEED, default=0)
-    g.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="generator parameter (see the family's generate())",
-    )
+    _add_param(g, "generator parameter (see the family's generate())")
     g.add_argument("-o", "--output", required=True)
 
 
@@ -263,12 +256,7 @@ def _add_compare(sub: Any) -> None:
     c.add_argument("instance")
     c.add_argument("--methods", required=True, help="comma-separated method names")
     c.add_argument("--reference", default="exact")
-    c.add_argument(
-        "--time-limit",
-        type=_time_limit("--time-limit"),
-        default=DEFAULT_TIME_LIMIT,
-        help=TIME_LIMIT_HELP,
-    )
+    _add_time_limit(c)
     c.add_argument("--seed", type=SEED, default=0)
     c.add_argument("--json", action="store_true")
 
@@ -282,12 +270,7 @@ def _add_sweep(sub: Any) -> None:
     w.add_argument("--first-seed", type=_integer("--first-seed", 0, MAX_SEED), default=0)
     w.add_argument("--methods", required=True)
     w.add_argument("--reference", default="exact")
-    w.add_argument(
-        "--time-limit",
-        type=_time_limit("--time-limit"),
-        default=DEFAULT_TIME_LIMIT,
-        help=TIME_LIMIT_HELP,
-    )
+    _add_time_limit(w)
     w.add_argument("--counterexamples", default="counterexamples")
     w.add_argument("-o", "--output", required=True, help="JSON-lines file (appended)")
 
@@ -310,9 +293,7 @@ def _add_verify(sub: Any) -> None:
     v.add_argument("--gpus", type=_integer("--gpus", 1), default=None, help="GPUs / servers")
     v.add_argument("--first-seed", type=_integer("--first-seed", 0, MAX_SEED), default=0)
     v.add_argument("--seed", type=SEED, default=0, help="solver seed")
-    v.add_argument(
-        "--time-limit", type=_time_limit("--time-limit"), default=60.0, help=TIME_LIMIT_HELP
-    )
+    _add_time_limit(v, default=60.0)
     v.add_argument(
         "--workers",
         type=_integer("--workers", 0, 4096),

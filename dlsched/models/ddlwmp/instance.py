@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlsched.errors import InstanceError
+from dlsched.instances.base import JobList
 from dlsched.instances.validate import RESOLUTION, Range, Reader, check_integer, unique_names
 
 #: milliseconds to move one megabyte (8e6 bits) over one gigabit per second
@@ -124,16 +125,12 @@ class Job:
 
 
 @dataclass(frozen=True)
-class DdlwmpInstance:
+class DdlwmpInstance(JobList):
     name: str
     cluster: Cluster
     jobs: tuple[Job, ...]
     description: str = ""
     family: str = field(default="ddlwmp", init=False)
-
-    @property
-    def num_jobs(self) -> int:
-        return len(self.jobs)
 
     def slot_of(self, seconds: float) -> int:
         """The slot index of a time that lies on the slot grid."""

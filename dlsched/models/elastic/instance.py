@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import InstanceError
+from dlsched.instances.base import JobList
 from dlsched.instances.validate import COUNT, Range, Reader, check_keys, unique_names
 
 ARCHITECTURES = ("ps", "ring")
@@ -115,7 +116,7 @@ class ElasticJob:
 
 
 @dataclass(frozen=True)
-class ElasticInstance:
+class ElasticInstance(JobList):
     name: str
     architecture: str
     horizon: int
@@ -127,10 +128,6 @@ class ElasticInstance:
     slot_seconds: float = 3600.0
     description: str = ""
     family: str = field(default="elastic", init=False)
-
-    @property
-    def num_jobs(self) -> int:
-        return len(self.jobs)
 
     @property
     def num_servers(self) -> int:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import InstanceError
+from dlsched.instances.base import JobList
 from dlsched.instances.validate import (
     COUNT,
     MAX_COUNT,
@@ -66,7 +67,7 @@ class HareJob:
 
 
 @dataclass(frozen=True)
-class HareInstance:
+class HareInstance(JobList):
     """|N| jobs of rounds of parallel tasks on |M| heterogeneous GPUs."""
 
     name: str
@@ -79,10 +80,6 @@ class HareInstance:
         validate_hare(self, "<instance>")
 
     # --- sizes -----------------------------------------------------------------------------
-    @property
-    def num_jobs(self) -> int:
-        return len(self.jobs)
-
     @property
     def num_gpus(self) -> int:
         return len(self.gpus)

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import InstanceError
+from dlsched.instances.base import JobList
 from dlsched.instances.validate import (
     COUNT,
     RESOLUTION,
@@ -73,7 +74,7 @@ class Worker:
 
 
 @dataclass(frozen=True)
-class PlacementInstance:
+class PlacementInstance(JobList):
     """S jobs, K workers (one GPU each), the S x K throughput matrix and the network."""
 
     name: str
@@ -89,10 +90,6 @@ class PlacementInstance:
         validate_placement(self, "<instance>")
 
     # --- sizes ---------------------------------------------------------------------------
-    @property
-    def num_jobs(self) -> int:
-        return len(self.jobs)
-
     @property
     def num_workers(self) -> int:
         return len(self.workers)
