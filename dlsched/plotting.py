@@ -34,6 +34,18 @@ def solution_of(outcome: Any, kind: type, path: Path) -> Any:
     return solution
 
 
+def default_title(instance: Any, objective: float, what: str = "total weighted completion") -> str:
+    """The title of a chart drawn with none given: the instance and the checked objective."""
+    return f"{instance.name}: {what} {objective:g}"
+
+
+def save_chart(draw: Any, instance: Any, outcome: Any, kind: type, path: Path) -> Path:
+    """``draw(instance, solution, title=...)`` of ``outcome``'s solution (a ``kind``), titled
+    by :func:`outcome_title`, saved to ``path``: the ``plot`` of a family."""
+    solution = solution_of(outcome, kind, path)
+    return save(draw(instance, solution, title=outcome_title(instance, outcome)), path)
+
+
 def save(ax: Any, path: Path) -> Path:
     """Write the figure of ``ax`` to ``path`` and release it."""
     import matplotlib.pyplot as plt
@@ -45,4 +57,4 @@ def save(ax: Any, path: Path) -> Path:
     return path
 
 
-__all__ = ["outcome_title", "save", "solution_of"]
+__all__ = ["default_title", "outcome_title", "save", "save_chart", "solution_of"]

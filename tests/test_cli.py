@@ -294,7 +294,8 @@ def test_gantt_has_a_legend_and_the_status_in_its_title(tmp_path) -> None:
 
     from dlsched.instances import load
     from dlsched.models import run_method
-    from dlsched.models.hare.gantt import gantt, outcome_title
+    from dlsched.models.hare.gantt import gantt
+    from dlsched.plotting import outcome_title
 
     inst = load("hare/toy-2gpu")
     out = run_method(inst, "hare")

@@ -8,7 +8,7 @@ from typing import Any
 from dlsched.models.ddlwmp.check import busy_slots, check_schedule, run_seconds
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.solution import Schedule
-from dlsched.plotting import outcome_title, save, solution_of
+from dlsched.plotting import default_title, save_chart
 
 
 def gpu_rows(
@@ -49,15 +49,14 @@ def gantt(
         ax.text(a + (b - a) / 2, r, instance.jobs[i].name, ha="center", va="center", fontsize=7)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("GPU (server x g + index)")
-    ax.set_title(title or f"{instance.name}: sum of completions {ev.objective:.1f} s")
+    ax.set_title(title or default_title(instance, ev.objective, "sum of completions (s)"))
     ax.invert_yaxis()
     return ax
 
 
 def save_gantt(instance: DdlwmpInstance, outcome: Any, path: Path) -> Path:
-    """The Gantt chart of ``outcome``'s schedule, titled by :func:`outcome_title`, saved."""
-    sched = solution_of(outcome, Schedule, path)
-    return save(gantt(instance, sched, title=outcome_title(instance, outcome)), path)
+    """The Gantt chart of ``outcome``'s schedule, saved (the family's ``plot``)."""
+    return save_chart(gantt, instance, outcome, Schedule, path)
 
 
 __all__ = ["gantt", "gpu_rows", "save_gantt"]

@@ -11,7 +11,7 @@ from typing import Any
 from dlsched.models.elastic.check import check_schedule
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.solution import ElasticSchedule, JobSchedule
-from dlsched.plotting import outcome_title, save, solution_of
+from dlsched.plotting import default_title, save_chart
 
 #: Jobs named in the legend; colours repeat beyond this (the tab20 palette).
 LEGEND_JOBS = 20
@@ -91,14 +91,13 @@ def gantt(
     ax.set_ylim(instance.num_servers - 0.5, -0.5)
     ax.set_xlim(0, max([instance.horizon, *(e.end for e in entries)]))
     ax.set_xlabel("time slot")
-    ax.set_title(title or f"{instance.name}: total weighted completion {ev.objective:g}")
+    ax.set_title(title or default_title(instance, ev.objective))
     return ax
 
 
 def save_gantt(instance: ElasticInstance, outcome: Any, path: Path) -> Path:
-    """The Gantt chart of ``outcome``'s schedule, titled by :func:`outcome_title`, saved."""
-    sched = solution_of(outcome, ElasticSchedule, path)
-    return save(gantt(instance, sched, title=outcome_title(instance, outcome)), path)
+    """The Gantt chart of ``outcome``'s schedule, saved (the family's ``plot``)."""
+    return save_chart(gantt, instance, outcome, ElasticSchedule, path)
 
 
 __all__ = ["gantt", "lanes", "save_gantt"]

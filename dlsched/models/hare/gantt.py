@@ -11,7 +11,7 @@ from typing import Any
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
-from dlsched.plotting import outcome_title, save, solution_of
+from dlsched.plotting import default_title, save_chart
 
 #: Jobs named in the legend; colours repeat beyond this (the tab20 palette).
 LEGEND_JOBS = 20
@@ -74,11 +74,10 @@ def gantt(instance: HareInstance, schedule: TaskSchedule, ax: Any = None, title:
     ax.set_yticks(range(instance.num_gpus), instance.gpus)
     ax.invert_yaxis()
     ax.set_xlabel("time")
-    ax.set_title(title or f"{instance.name}: total weighted completion {ev.objective:g}")
+    ax.set_title(title or default_title(instance, ev.objective))
     return ax
 
 
 def save_gantt(instance: HareInstance, outcome: Any, path: Path) -> Path:
-    """The Gantt chart of ``outcome``'s schedule, titled by :func:`outcome_title`, saved."""
-    sched = solution_of(outcome, TaskSchedule, path)
-    return save(gantt(instance, sched, title=outcome_title(instance, outcome)), path)
+    """The Gantt chart of ``outcome``'s schedule, saved (the family's ``plot``)."""
+    return save_chart(gantt, instance, outcome, TaskSchedule, path)
