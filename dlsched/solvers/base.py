@@ -55,11 +55,6 @@ class SolveOptions:
     def with_(self, **changes: Any) -> SolveOptions:
         return replace(self, **changes)
 
-    def remaining(self, elapsed: float) -> float | None:
-        if self.time_limit is None:
-            return None
-        return max(self.time_limit - elapsed, 0.01)
-
 
 def relative_gap(objective: float | None, bound: float | None, sense: str = "min") -> float | None:
     """(incumbent - bound) / max(|incumbent|, 1e-10) for minimization; None if unknown."""

@@ -97,18 +97,6 @@ def grace(time_limit: float | None) -> float:
     return GRACE if time_limit is None else min(GRACE, GRACE_SHARE * time_limit)
 
 
-def passed(deadline: float | None) -> bool:
-    """Deprecated: use :meth:`Deadline.passed`."""
-    return deadline is not None and time.perf_counter() >= deadline
-
-
-def within_time_limit(
-    fn: Callable[..., T], *args: Any, time_limit: float | None, t0: float
-) -> T | None:
-    """Deprecated: use :meth:`Deadline.run`."""
-    return Deadline(time_limit, t0, time_limit).run(fn, *args)
-
-
 Clock = Callable[[], float]
 
 
