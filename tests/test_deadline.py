@@ -1,16 +1,144 @@
-"""The deadline helper (dlsched/solvers/deadline.py): its fork after HiGHS ran multi-threaded in
-the parent process, and the grace a child has past its limit."""
+"""The Deadline (dlsched/solvers/deadline.py) on an injected clock: what is left, when it has
+passed, the stage budgets it splits into, what it hands a solver, the grace of forked work; and
+its fork: killed past the limit and its grace, and after HiGHS ran multi-threaded in the
+parent process. No test reads the wall clock: time passes when a test says so."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+from fake_clock import FakeClock
 
 from dlsched.models.hare.generate import generate_unrelated
 from dlsched.models.hare.special import solve_single_task
 from dlsched.solvers import SolveOptions, Status
-from dlsched.solvers.deadline import GRACE, GRACE_SHARE, grace, within_time_limit
+from dlsched.solvers import deadline as deadline_module
+from dlsched.solvers.deadline import (
+    GRACE,
+    GRACE_SHARE,
+    MIN_SOLVER_SECONDS,
+    NEVER,
+    Deadline,
+    grace,
+)
+
+
+def started(limit: float | None) -> tuple[Deadline, FakeClock]:
+    clock = FakeClock()
+    return Deadline.after(limit, clock), clock
+
+
+def test_left_elapsed_and_passed_follow_the_clock():
+    d, clock = started(10.0)
+    assert (d.elapsed(), d.left(), d.passed()) == (0.0, 10.0, False)
+    clock.advance(4.0)
+    assert (d.elapsed(), d.left(), d.passed()) == (4.0, 6.0, False)
+    clock.advance(6.0)
+    assert (d.left(), d.passed()) == (0.0, True)  # at the limit it has passed
+    clock.advance(5.0)
+    assert d.left() == 0.0 and d.elapsed() == 15.0  # never negative
+
+
+def test_without_a_limit_nothing_passes_and_nothing_is_left_to_count():
+    d, clock = started(None)
+    clock.advance(1e9)
+    assert d.unlimited and d.left() is None and not d.passed()
+    assert d.seconds() is None and d.seconds(cap=7.0) == 7.0
+    assert not d.almost_passed(0.5)
+    assert d.stage(0.5).limit is None and d.share(0.5) is d and d.for_fork() is d
+    assert NEVER.left() is None and not NEVER.passed()
+
+
+def test_seconds_handed_to_a_solver_are_what_is_left_capped_and_never_zero():
+    d, clock = started(10.0)
+    assert d.seconds() == 10.0 and d.seconds(cap=3.0) == 3.0
+    clock.advance(8.0)
+    assert d.seconds() == 2.0 and d.seconds(cap=3.0) == 2.0
+    clock.advance(5.0)  # past it: a solver given 0 s may read it as no limit
+    assert d.seconds() == MIN_SOLVER_SECONDS
+    options = SolveOptions(time_limit=10.0, seed=4, threads=2)
+    assert d.solve_options(options) == options.with_(time_limit=MIN_SOLVER_SECONDS)
+
+
+def test_a_stage_is_a_share_of_what_is_left_now_and_keeps_the_whole_limit():
+    d, clock = started(10.0)
+    clock.advance(2.0)
+    stage = d.stage(0.5)  # half of the 8 s left, from now
+    assert (stage.limit, stage.left(), stage.whole) == (4.0, 4.0, 10.0)
+    clock.advance(4.0)
+    assert stage.passed() and not d.passed()
+    assert stage.grace() == d.grace() == grace(10.0)  # the grace of the whole limit
+    assert d.stage(1.0).left() == d.left() == 4.0  # all of it: never past the deadline
+
+
+def test_a_share_is_planned_from_the_start():
+    d, clock = started(10.0)
+    clock.advance(2.0)
+    first = d.share(0.3)  # the first 30 % of the limit, whenever it is asked
+    assert (first.limit, first.start, first.left()) == (3.0, 0.0, 1.0)
+    clock.advance(1.0)
+    assert first.passed() and not d.passed()
+
+
+def test_almost_passed_says_when_less_than_a_share_of_the_limit_is_left():
+    d, clock = started(10.0)
+    clock.advance(7.0)
+    assert not d.almost_passed(0.2)
+    clock.advance(1.0)
+    assert d.almost_passed(0.2)  # 2 s left of 10
+
+
+def test_grace_is_a_share_of_the_limit_up_to_a_second():
+    assert grace(None) == GRACE == 1.0
+    assert grace(120.0) == 1.0 and grace(10.0) == 1.0
+    assert grace(1.0) == pytest.approx(GRACE_SHARE * 1.0) and grace(0.5) < grace(1.0)
+
+
+def test_forked_work_ends_half_a_grace_sooner():
+    d, clock = started(1.0)
+    child = d.for_fork()
+    assert child.left() == pytest.approx(1.0 - grace(1.0) / 2)
+    assert child.grace() == d.grace()  # killed half a grace past the method's limit
+    clock.advance(0.96)
+    assert child.passed() and not d.passed()
+
+
+def _sleep_then(seconds: float, value: int) -> int:
+    time.sleep(seconds)
+    return value
+
+
+def test_forked_work_gets_what_is_left_plus_the_grace(monkeypatch):
+    handed = []
+    real = deadline_module.call_with_deadline
+
+    def spy(fn, *args, seconds, label):  # type: ignore[no-untyped-def]
+        handed.append((seconds, label))
+        return real(fn, *args, seconds=seconds, label=label)
+
+    monkeypatch.setattr(deadline_module, "call_with_deadline", spy)
+    d, clock = started(5.0)
+    clock.advance(1.0)
+    assert d.run(_sleep_then, 0.0, 7) == 7  # within the limit the answer comes back
+    assert handed == [(4.0 + grace(5.0), "sleep then")]
+    assert Deadline.after(None, clock).run(_sleep_then, 0.0, 8) == 8  # no limit: no fork
+    assert len(handed) == 1
+
+
+def test_work_past_its_limit_and_grace_is_killed():
+    # a real short wait: only the answer is checked, never how long it took
+    d = Deadline.after(0.2)
+    assert d.run(_sleep_then, 30.0, 1) is None
+
+
+def _fails() -> None:
+    raise ValueError("from the child")
+
+
+def test_an_exception_in_forked_work_is_raised_in_the_parent():
+    with pytest.raises(ValueError, match="from the child"):
+        Deadline.after(30.0).run(_fails)
 
 
 def test_a_forked_highs_mip_after_a_multithreaded_parent_run_still_proves():
@@ -23,24 +151,3 @@ def test_a_forked_highs_mip_after_a_multithreaded_parent_run_still_proves():
     cert = forked.certified()
     assert cert.status == Status.OPTIMAL
     assert forked.objective == first.objective
-
-
-def _sleep_then(seconds: float, value: int) -> int:
-    time.sleep(seconds)
-    return value
-
-
-def test_grace_is_a_share_of_the_limit_up_to_a_second():
-    assert grace(None) == GRACE == 1.0
-    assert grace(120.0) == 1.0 and grace(10.0) == 1.0
-    assert grace(1.0) == pytest.approx(GRACE_SHARE * 1.0) and grace(0.5) < grace(1.0)
-
-
-def test_work_past_its_limit_is_killed_after_the_grace():
-    t0 = time.perf_counter()
-    assert within_time_limit(_sleep_then, 30.0, 1, time_limit=0.5, t0=t0) is None
-    took = time.perf_counter() - t0
-    assert took >= 0.5 + grace(0.5)  # it had its limit and its grace
-    assert took < 0.5 + GRACE  # not a whole second more: before, 1.5 s at a 0.5 s limit
-    # within the limit the answer comes back
-    assert within_time_limit(_sleep_then, 0.05, 7, time_limit=5.0, t0=time.perf_counter()) == 7
