@@ -73,6 +73,11 @@ class Method:
     flags: tuple[str, ...] = ()
 
 
+def method_table(*table: Method) -> dict[str, Method]:
+    """A family's methods by name, in the order given."""
+    return {m.name: m for m in table}
+
+
 def methods(family: str) -> dict[str, Method]:
     from dlsched import families
 

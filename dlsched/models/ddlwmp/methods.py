@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dlsched.errors import OptionError
-from dlsched.models import Method, MethodOptions
+from dlsched.models import Method, MethodOptions, method_table
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.mapping_methods import run_heavy_edge, run_mapping_exact
 from dlsched.models.ddlwmp.solution import Schedule
@@ -178,32 +178,29 @@ _ONLINE = {
     "wcs-subtime": "work-conserving by submission time",
 }
 
-METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
-        Method("exact", run_exact, "certified optimum of problem (8), time-indexed MILP", True),
-        Method("lp-bound", run_lp_bound, "LP relaxation of the time-indexed MILP (lower bound)"),
-        Method("srpt-bound", run_srpt_bound, "single-machine SRPT bound of Lemma 1"),
+METHODS: dict[str, Method] = method_table(
+    Method("exact", run_exact, "certified optimum of problem (8), time-indexed MILP", True),
+    Method("lp-bound", run_lp_bound, "LP relaxation of the time-indexed MILP (lower bound)"),
+    Method("srpt-bound", run_srpt_bound, "single-machine SRPT bound of Lemma 1"),
+    Method(
+        "mapping-exact",
+        run_mapping_exact,
+        "each job's minimum alpha on the free GPUs (placement ILP, CP-SAT or HiGHS);"
+        " sum of alpha, ms",
+        False,
+        ("solver",),
+    ),
+    Method("heavy-edge", run_heavy_edge, "Heavy-Edge mapping of each job on the free GPUs, ms"),
+    *(
         Method(
-            "mapping-exact",
-            run_mapping_exact,
-            "each job's minimum alpha on the free GPUs (placement ILP, CP-SAT or HiGHS);"
-            " sum of alpha, ms",
+            name,
+            _online(name),
+            summary,
             False,
-            ("solver",),
-        ),
-        Method("heavy-edge", run_heavy_edge, "Heavy-Edge mapping of each job on the free GPUs, ms"),
-        *(
-            Method(
-                name,
-                _online(name),
-                summary,
-                False,
-                (("tau",) if "srpt" in name else ()) + ("predictor", "train_share"),
-            )
-            for name, summary in _ONLINE.items()
-        ),
-    )
-}
+            (("tau",) if "srpt" in name else ()) + ("predictor", "train_share"),
+        )
+        for name, summary in _ONLINE.items()
+    ),
+)
 
 __all__ = ["METHODS"]

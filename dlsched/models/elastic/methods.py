@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from dlsched.errors import OptionError
-from dlsched.models import Method, MethodOptions
+from dlsched.models import Method, MethodOptions, method_table
 from dlsched.models.elastic.enumerate import MAX_CONFIGS, EnumerationTimeUp, enumerate_all
 from dlsched.models.elastic.exact import Column, all_columns, build_packing
 from dlsched.models.elastic.instance import ElasticInstance
@@ -238,71 +238,63 @@ def _heuristic(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]
     return run
 
 
-METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
-        Method(
-            "exact",
-            run_exact,
-            "certified optimum of (2)/(15): Gamma_j enumerated with dominance, packing ILP "
-            "(8)/(17) on HiGHS (max_configs caps the enumeration)",
-            exact=True,
-            params=("max_configs",),
-        ),
-        Method(
-            "lp-bound",
-            run_lp_bound,
-            "LP relaxation of (8)/(17) by column generation with exact pricing (12)/(20): "
-            "certified lower bound (no schedule)",
-            params=("max_iterations",),
-        ),
-        Method(
-            "a-online",
-            _heuristic("a-online"),
-            "Algorithm 1: batches at tau_i = 2^(i-1), A_dual run from alpha tau_i on, on the "
-            "shared slotted simulator; a job the next round cannot complete by T is placed at "
-            "once at its earliest completion (details: fallback_jobs); if commitments leave a "
-            "job no room before T, no schedule (details: no_schedule). oracle=fast (default, "
-            "Algorithms 4-7 vectorised)|paper (the same as loops)|exact|a-mincost1|a-mincost2|"
-            "a-ramincost1|a-ramincost2 (one algorithm alone); alpha defaults to Theorem 5's",
-            params=("oracle", "alpha"),
-        ),
-        Method(
-            "a-dual",
-            _heuristic("a-dual"),
-            "Algorithm 2 offline: alpha rounds of A_maxweight on windows of tau slots, tau = 1, "
-            "2, 4, ... until every job is scheduled (oracle=fast|paper|exact, or one of "
-            "Algorithms 4-7 alone: a-mincost1|a-mincost2|a-ramincost1|a-ramincost2)",
-            params=("oracle", "alpha"),
-        ),
-        Method(
-            "a-maxweight",
-            _heuristic("a-maxweight"),
-            "Algorithm 3 over the whole horizon (price function (11)); rejected jobs follow "
-            "at their earliest completion (oracle=fast|paper|exact|a-mincost1|a-mincost2|"
-            "a-ramincost1|a-ramincost2)",
-            params=("oracle",),
-        ),
-        Method(
-            "fifo",
-            _heuristic("fifo"),
-            "FIFO, fixed worker count (head-of-line)",
-            params=("workers",),
-        ),
-        Method("drf", _heuristic("drf"), "Dominant Resource Fairness worker counts, arrival order"),
-        Method(
-            "tiresias",
-            _heuristic("tiresias"),
-            "Tiresias: smallest work x resources first (no preemption)",
-            params=("workers",),
-        ),
-        Method(
-            "antman",
-            _heuristic("antman"),
-            "AntMan: resource-guaranteed jobs first, opportunistic jobs take what fits",
-            params=("workers",),
-        ),
-    )
-}
+def _heuristic_method(name: str, summary: str, params: tuple[str, ...] = ()) -> Method:
+    """The method of the algorithm or baseline ``name`` (:func:`_heuristic`)."""
+    return Method(name, _heuristic(name), summary, params=params)
+
+
+METHODS: dict[str, Method] = method_table(
+    Method(
+        "exact",
+        run_exact,
+        "certified optimum of (2)/(15): Gamma_j enumerated with dominance, packing ILP "
+        "(8)/(17) on HiGHS (max_configs caps the enumeration)",
+        exact=True,
+        params=("max_configs",),
+    ),
+    Method(
+        "lp-bound",
+        run_lp_bound,
+        "LP relaxation of (8)/(17) by column generation with exact pricing (12)/(20): "
+        "certified lower bound (no schedule)",
+        params=("max_iterations",),
+    ),
+    _heuristic_method(
+        "a-online",
+        "Algorithm 1: batches at tau_i = 2^(i-1), A_dual run from alpha tau_i on, on the "
+        "shared slotted simulator; a job the next round cannot complete by T is placed at "
+        "once at its earliest completion (details: fallback_jobs); if commitments leave a "
+        "job no room before T, no schedule (details: no_schedule). oracle=fast (default, "
+        "Algorithms 4-7 vectorised)|paper (the same as loops)|exact|a-mincost1|a-mincost2|"
+        "a-ramincost1|a-ramincost2 (one algorithm alone); alpha defaults to Theorem 5's",
+        params=("oracle", "alpha"),
+    ),
+    _heuristic_method(
+        "a-dual",
+        "Algorithm 2 offline: alpha rounds of A_maxweight on windows of tau slots, tau = 1, "
+        "2, 4, ... until every job is scheduled (oracle=fast|paper|exact, or one of "
+        "Algorithms 4-7 alone: a-mincost1|a-mincost2|a-ramincost1|a-ramincost2)",
+        params=("oracle", "alpha"),
+    ),
+    _heuristic_method(
+        "a-maxweight",
+        "Algorithm 3 over the whole horizon (price function (11)); rejected jobs follow "
+        "at their earliest completion (oracle=fast|paper|exact|a-mincost1|a-mincost2|"
+        "a-ramincost1|a-ramincost2)",
+        params=("oracle",),
+    ),
+    _heuristic_method("fifo", "FIFO, fixed worker count (head-of-line)", params=("workers",)),
+    _heuristic_method("drf", "Dominant Resource Fairness worker counts, arrival order"),
+    _heuristic_method(
+        "tiresias",
+        "Tiresias: smallest work x resources first (no preemption)",
+        params=("workers",),
+    ),
+    _heuristic_method(
+        "antman",
+        "AntMan: resource-guaranteed jobs first, opportunistic jobs take what fits",
+        params=("workers",),
+    ),
+)
 
 __all__ = ["METHODS", "no_schedule_outcome", "run_exact", "run_lp_bound"]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import OptionError
-from dlsched.models import Method, MethodOptions
+from dlsched.models import Method, MethodOptions, method_table
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.result import Outcome, verified_outcome
@@ -346,89 +346,95 @@ def run_greedy(instance: HareInstance, options: MethodOptions) -> Outcome:
 
 
 _HARE_PARAMS = ("h", "gpu_rule", "relaxation", "backend", "random_ties")
-
-METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
-        Method(
-            "exact",
-            run_exact,
-            "certified optimum of Hare_Sched (4)-(8); route=auto|cpsat|milp|special",
-            exact=True,
-            params=("route", "backend", "hint", "transformation", "pooled", "subsets"),
-            flags=("hint", "pooled", "subsets"),
-        ),
-        Method(
-            "exact-cpsat",
-            run_exact_cpsat,
-            "native CP-SAT: optional intervals, a cumulative per class of identical GPUs "
-            "(pooled=false: a NoOverlap per GPU), time-indexed LP and job-subset bounds",
-            exact=True,
-            params=("hint", "pooled", "subsets"),
-            flags=("hint", "pooled", "subsets"),
-        ),
-        Method(
-            "exact-milp",
-            run_exact_milp,
-            "pyomo.gdp disjunctive model, big-M, HiGHS",
-            exact=True,
-            params=("transformation",),
-        ),
-        Method(
-            "relaxation",
-            run_relaxation,
-            "Hare_Sched_RL (9): lower bound (no schedule); backend=highs|scip (the solver)",
-            params=("backend",),
-        ),
-        Method(
-            "relaxation-strong",
-            run_relaxation_strong,
-            "RL + Queyranne subset inequalities (separated): lower bound",
-            params=("max_rounds",),
-        ),
-        Method(
-            "hare",
-            _hare("max", "earliest-available", "hare"),
-            "Algorithm 1 as written (H max over all GPUs, earliest-available GPU)",
-            params=_HARE_PARAMS,
-            flags=("random_ties",),
-        ),
-        Method(
-            "hare-assigned",
-            _hare("assigned", "earliest-available", "hare-assigned"),
-            "Algorithm 1 variant: H_i on the GPU the relaxation assigned",
-            params=_HARE_PARAMS,
-            flags=("random_ties",),
-        ),
-        Method(
-            "hare-eft",
-            _hare("max", "earliest-finish", "hare-eft"),
-            "Algorithm 1 variant: earliest-finish GPU instead of earliest-available",
-            params=_HARE_PARAMS,
-            flags=("random_ties",),
-        ),
-        Method(
-            "hare-strong",
-            _hare("max", "earliest-available", "hare-strong", "strong"),
-            "Algorithm 1 variant: x^ from RL + Queyranne subset inequalities",
-            params=_HARE_PARAMS,
-            flags=("random_ties",),
-        ),
-        Method("gavel-fifo", _baseline("gavel-fifo"), "FIFO gang scheduling on fastest idle GPUs"),
-        Method("srtf", _baseline("srtf"), "shortest remaining time first (gang, non-preemptive)"),
-        Method(
-            "sched-homo",
-            _baseline("sched-homo"),
-            "heterogeneity-oblivious Smith's rule, gang, job-level non-preemptive",
-        ),
-        Method(
-            "sched-allox",
-            _baseline("sched-allox"),
-            "AlloX min-cost matching, one GPU per job (no intra-job parallelism)",
-        ),
-        Method("greedy", run_greedy, "list schedule by arrival and round, earliest-finish GPU"),
-    )
+#: Algorithm 1 and its variants: name -> (H, GPU rule, relaxation of x^, summary)
+_HARE_VARIANTS = {
+    "hare": (
+        "max",
+        "earliest-available",
+        "rl",
+        "Algorithm 1 as written (H max over all GPUs, earliest-available GPU)",
+    ),
+    "hare-assigned": (
+        "assigned",
+        "earliest-available",
+        "rl",
+        "Algorithm 1 variant: H_i on the GPU the relaxation assigned",
+    ),
+    "hare-eft": (
+        "max",
+        "earliest-finish",
+        "rl",
+        "Algorithm 1 variant: earliest-finish GPU instead of earliest-available",
+    ),
+    "hare-strong": (
+        "max",
+        "earliest-available",
+        "strong",
+        "Algorithm 1 variant: x^ from RL + Queyranne subset inequalities",
+    ),
 }
+
+METHODS: dict[str, Method] = method_table(
+    Method(
+        "exact",
+        run_exact,
+        "certified optimum of Hare_Sched (4)-(8); route=auto|cpsat|milp|special",
+        exact=True,
+        params=("route", "backend", "hint", "transformation", "pooled", "subsets"),
+        flags=("hint", "pooled", "subsets"),
+    ),
+    Method(
+        "exact-cpsat",
+        run_exact_cpsat,
+        "native CP-SAT: optional intervals, a cumulative per class of identical GPUs "
+        "(pooled=false: a NoOverlap per GPU), time-indexed LP and job-subset bounds",
+        exact=True,
+        params=("hint", "pooled", "subsets"),
+        flags=("hint", "pooled", "subsets"),
+    ),
+    Method(
+        "exact-milp",
+        run_exact_milp,
+        "pyomo.gdp disjunctive model, big-M, HiGHS",
+        exact=True,
+        params=("transformation",),
+    ),
+    Method(
+        "relaxation",
+        run_relaxation,
+        "Hare_Sched_RL (9): lower bound (no schedule); backend=highs|scip (the solver)",
+        params=("backend",),
+    ),
+    Method(
+        "relaxation-strong",
+        run_relaxation_strong,
+        "RL + Queyranne subset inequalities (separated): lower bound",
+        params=("max_rounds",),
+    ),
+    *(
+        Method(
+            name,
+            _hare(h, gpu_rule, name, relaxation),
+            summary,
+            params=_HARE_PARAMS,
+            flags=("random_ties",),
+        )
+        for name, (h, gpu_rule, relaxation, summary) in _HARE_VARIANTS.items()
+    ),
+    Method("gavel-fifo", _baseline("gavel-fifo"), "FIFO gang scheduling on fastest idle GPUs"),
+    Method("srtf", _baseline("srtf"), "shortest remaining time first (gang, non-preemptive)"),
+    Method(
+        "sched-homo",
+        _baseline("sched-homo"),
+        "heterogeneity-oblivious Smith's rule, gang, job-level non-preemptive",
+    ),
+    Method(
+        "sched-allox",
+        _baseline("sched-allox"),
+        "AlloX min-cost matching, one GPU per job (no intra-job parallelism)",
+    ),
+    Method("greedy", run_greedy, "list schedule by arrival and round, earliest-finish GPU"),
+)
 
 
 __all__ = [

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import OptionError
-from dlsched.models import Method, MethodOptions
+from dlsched.models import Method, MethodOptions, method_table
 from dlsched.models.placement import heuristics as H
 from dlsched.models.placement.categories import num_categories, validate_category
 from dlsched.models.placement.exact import EXACT_ROUTES, solve_exact, solve_p3
@@ -222,42 +222,39 @@ def run_exhaustive(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     )
 
 
-METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
-        Method(
-            "exact",
-            run_exact,
-            "certified optimum of P1 (P2 with --category)",
-            True,
-            ("route", "backend", "category"),
-        ),
-        Method("p3", run_p3, "P3 LP: max throughput for a category", False, ("category",)),
-        Method("has", run_has, "HAS, Algorithm 2 over every category", False, ("category",)),
-        Method(
-            "has-paper",
-            run_has_paper,
-            "HAS with price rule (22) as printed: one worker of K_c rises",
-            False,
-            ("category",),
-        ),
-        Method(
-            "has-literal",
-            run_has_literal,
-            "HAS with the printed tie rule (may not terminate: Theorem 1 check)",
-            False,
-            ("category",),
-        ),
-        Method(
-            "jps",
-            run_jps,
-            "JPS, Algorithm 3 (alpha, beta, samples, seed)",
-            False,
-            ("alpha", "beta", "samples"),
-        ),
-        Method("optimus", run_optimus, "Optimus greedy, equal data split", False),
-        Method("optimus-lb", run_optimus_lb, "Optimus greedy, proportional split", False),
-        Method("las", run_las, "LAS max-min fair placement (Tiresias)", False),
-        Method("exhaustive", run_exhaustive, "all S^K worker selections", True),
-    )
-}
+METHODS: dict[str, Method] = method_table(
+    Method(
+        "exact",
+        run_exact,
+        "certified optimum of P1 (P2 with --category)",
+        True,
+        ("route", "backend", "category"),
+    ),
+    Method("p3", run_p3, "P3 LP: max throughput for a category", False, ("category",)),
+    Method("has", run_has, "HAS, Algorithm 2 over every category", False, ("category",)),
+    Method(
+        "has-paper",
+        run_has_paper,
+        "HAS with price rule (22) as printed: one worker of K_c rises",
+        False,
+        ("category",),
+    ),
+    Method(
+        "has-literal",
+        run_has_literal,
+        "HAS with the printed tie rule (may not terminate: Theorem 1 check)",
+        False,
+        ("category",),
+    ),
+    Method(
+        "jps",
+        run_jps,
+        "JPS, Algorithm 3 (alpha, beta, samples, seed)",
+        False,
+        ("alpha", "beta", "samples"),
+    ),
+    Method("optimus", run_optimus, "Optimus greedy, equal data split", False),
+    Method("optimus-lb", run_optimus_lb, "Optimus greedy, proportional split", False),
+    Method("las", run_las, "LAS max-min fair placement (Tiresias)", False),
+    Method("exhaustive", run_exhaustive, "all S^K worker selections", True),
+)

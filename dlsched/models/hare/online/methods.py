@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dlsched.errors import OptionError
-from dlsched.models import Method, MethodOptions
+from dlsched.models import Method, MethodOptions, method_table
 from dlsched.models.hare.instance import HareInstance
 from dlsched.result import Outcome, verified_outcome
 
@@ -130,51 +130,48 @@ def _with_details(out: Outcome, extra: dict[str, Any]) -> Outcome:
     return replace(out, details={**out.details, **extra})
 
 
-ONLINE_METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
-        Method(
-            "hlas",
-            _online("hlas", _hlas(False)),
-            "online, non-clairvoyant: HLAS (TCC 2024, Algorithms 1-3) on GPU groups",
-            params=_HLAS_PARAMS,
-        ),
-        Method(
-            "hlas-any",
-            _online("hlas-any", _hlas(False, "any")),
-            "HLAS variant: a group takes work as soon as one of its GPUs is idle",
-            params=_HLAS_PARAMS,
-        ),
-        Method(
-            "hlas-p",
-            _online("hlas-p", _hlas(True)),
-            "online: HLAS-P with a pluggable predictor "
-            "(predictor=history|conservative|oracle|none|hint, or a Predictor object)",
-            params=(*_HLAS_PARAMS, "predictor", *PREDICTOR_PARAMS),
-        ),
-        Method(
-            "online-fifo",
-            _online("online-fifo", _plain(online_fifo)),
-            "online: Gavel FIFO, gang on the fastest idle GPUs, job-level non-preemptive",
-        ),
-        Method(
-            "2d-las",
-            _online("2d-las", _two_d_las),
-            "online: Tiresias 2D-LAS (attained GPU time), gang per round, heterogeneity-blind",
-            params=_THRESHOLD_PARAMS,
-        ),
-        Method(
-            "sched-homo-unit",
-            _online("sched-homo-unit", _plain(sched_homo_unit)),
-            "online: Sched_Homo with unit job sizes (Smith's rule on weights), gang",
-        ),
-        Method(
-            "sched-allox-unit",
-            _online("sched-allox-unit", _plain(sched_allox_unit)),
-            "online: AlloX matching with unit job sizes, one GPU per job",
-        ),
-    )
-}
+ONLINE_METHODS: dict[str, Method] = method_table(
+    Method(
+        "hlas",
+        _online("hlas", _hlas(False)),
+        "online, non-clairvoyant: HLAS (TCC 2024, Algorithms 1-3) on GPU groups",
+        params=_HLAS_PARAMS,
+    ),
+    Method(
+        "hlas-any",
+        _online("hlas-any", _hlas(False, "any")),
+        "HLAS variant: a group takes work as soon as one of its GPUs is idle",
+        params=_HLAS_PARAMS,
+    ),
+    Method(
+        "hlas-p",
+        _online("hlas-p", _hlas(True)),
+        "online: HLAS-P with a pluggable predictor "
+        "(predictor=history|conservative|oracle|none|hint, or a Predictor object)",
+        params=(*_HLAS_PARAMS, "predictor", *PREDICTOR_PARAMS),
+    ),
+    Method(
+        "online-fifo",
+        _online("online-fifo", _plain(online_fifo)),
+        "online: Gavel FIFO, gang on the fastest idle GPUs, job-level non-preemptive",
+    ),
+    Method(
+        "2d-las",
+        _online("2d-las", _two_d_las),
+        "online: Tiresias 2D-LAS (attained GPU time), gang per round, heterogeneity-blind",
+        params=_THRESHOLD_PARAMS,
+    ),
+    Method(
+        "sched-homo-unit",
+        _online("sched-homo-unit", _plain(sched_homo_unit)),
+        "online: Sched_Homo with unit job sizes (Smith's rule on weights), gang",
+    ),
+    Method(
+        "sched-allox-unit",
+        _online("sched-allox-unit", _plain(sched_allox_unit)),
+        "online: AlloX matching with unit job sizes, one GPU per job",
+    ),
+)
 
 #: The policies a sweep or benchmark runs by default.
 ONLINE_POLICIES = tuple(ONLINE_METHODS)
