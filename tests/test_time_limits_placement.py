@@ -227,17 +227,15 @@ def _stuck(*args):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(
-    ("backend", "stuck"),
+    ("route", "stuck"),
     [("columns", (columns, "run")), ("highs", (exact, "_outer_approximation"))],
 )
-def test_a_forked_route_killed_at_the_limit_returns_its_start_placement(
-    monkeypatch, backend, stuck
-):
+def test_a_forked_route_killed_at_the_limit_returns_its_start_placement(monkeypatch, route, stuck):
     """A route whose work cannot stop itself runs in a child, killed at the limit and its
     grace: the method returns the placement it started from, no bound, status time_limit."""
     monkeypatch.setattr(*stuck, _stuck)
     inst = load(SMALL)
-    out = exact.solve_exact(inst, backend=backend, options=SolveOptions(time_limit=0.2))
+    out = exact.solve_exact(inst, route=route, options=SolveOptions(time_limit=0.2))
     assert out.status == Status.TIME_LIMIT
     assert out.bound is None
     assert out.details["returned"] == "optimus-lb"
@@ -252,7 +250,7 @@ def test_the_column_route_prices_one_round_before_it_stops(monkeypatch):
     from dlsched.models.placement.generator import generate
 
     inst = generate(6, 150, 0)
-    full = exact.solve_exact(inst, backend="columns", options=SolveOptions(time_limit=None))
+    full = exact.solve_exact(inst, route="columns", options=SolveOptions(time_limit=None))
     assert full.status == Status.OPTIMAL
     clock = FakeClock()
     real = columns.best_columns
@@ -264,7 +262,7 @@ def test_the_column_route_prices_one_round_before_it_stops(monkeypatch):
     monkeypatch.setattr(columns, "best_columns", best_then_late)
     early = exact.solve_exact(
         inst,
-        backend="columns",
+        route="columns",
         options=SolveOptions(time_limit=10.0),
         deadline=Deadline.after(10.0, clock),
     )
