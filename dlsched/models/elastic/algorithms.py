@@ -37,7 +37,7 @@ from dlsched.models import MethodOptions
 from dlsched.models.elastic.enumerate import Config
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.pricing import Priced, Pricer, price_job
-from dlsched.models.elastic.solution import ElasticSchedule, Run
+from dlsched.models.elastic.solution import ElasticSchedule, JobSchedule, Run
 from dlsched.simulate import Activity, Simulator, Started, simulate
 from dlsched.solvers.deadline import NEVER, Deadline
 
@@ -46,31 +46,36 @@ from dlsched.solvers.deadline import NEVER, Deadline
 Oracle = Callable[..., Priced]
 
 
-def exact_oracle(
-    inst: ElasticInstance,
-    j: int,
-    prices: np.ndarray,
-    free: np.ndarray,
-    window: tuple[int, int],
-    limit: float = math.inf,
-) -> Priced:
-    """Problem (12)/(20) solved exactly (resource cost only; ties: earlier completion)."""
-    return price_job(Pricer(inst, prices, free, window), j, weight=0.0)
+@dataclass(frozen=True)
+class LoopOracle:
+    """An oracle as literal loops (``limit`` is not used): with ``exact``, problem (12)/(20)
+    solved exactly (:mod:`.pricing`; resource cost only, ties: earlier completion); else
+    Algorithms 4 and 5 (PS) or 6 and 7 (Ring-AllReduce) as written (:mod:`.mincost`), the
+    cheaper result, or with ``only_q`` the algorithm of that colocation alone."""
+
+    exact: bool = False
+    only_q: bool | None = None
+
+    def __call__(
+        self,
+        inst: ElasticInstance,
+        j: int,
+        prices: np.ndarray,
+        free: np.ndarray,
+        window: tuple[int, int],
+        limit: float = math.inf,
+    ) -> Priced:
+        if self.exact:
+            return price_job(Pricer(inst, prices, free, window), j, weight=0.0)
+        from dlsched.models.elastic.mincost import paper_mincost
+
+        return paper_mincost(inst, j, prices, free, window, only_q=self.only_q)
 
 
-def paper_oracle(
-    inst: ElasticInstance,
-    j: int,
-    prices: np.ndarray,
-    free: np.ndarray,
-    window: tuple[int, int],
-    limit: float = math.inf,
-) -> Priced:
-    """Algorithms 4 and 5 (PS) or 6 and 7 (Ring-AllReduce) as written (loops), the cheaper
-    result."""
-    from dlsched.models.elastic.mincost import paper_mincost
-
-    return paper_mincost(inst, j, prices, free, window)
+#: Problem (12)/(20) solved exactly.
+exact_oracle = LoopOracle(exact=True)
+#: Algorithms 4-7 as written (loops).
+paper_oracle = LoopOracle()
 
 
 def fast_oracle(inst: ElasticInstance) -> Oracle:
@@ -261,7 +266,24 @@ def _usage_map(cfg: Config) -> dict[Hashable, float]:
     return {(int(h), int(r)): float(cfg.usage[h, r]) for h, r in zip(hs, rs, strict=True)}
 
 
-class OnlinePolicy:
+class ArrivalQueue:
+    """The events of a slotted policy that decides once per slot: each arriving job joins
+    ``waiting`` (arrival order); a completion needs nothing."""
+
+    waiting: list[int]
+
+    def pending(self) -> bool:
+        return bool(self.waiting)
+
+    def on_arrival(self, job: Hashable, now: float, sim: Simulator) -> None:
+        assert isinstance(job, int)
+        self.waiting.append(job)
+
+    def on_complete(self, activity: Started, now: float, sim: Simulator) -> None:
+        pass
+
+
+class OnlinePolicy(ArrivalQueue):
     """A_online (Algorithm 1) as a slotted policy of :func:`dlsched.simulate.simulate`."""
 
     def __init__(
@@ -286,13 +308,6 @@ class OnlinePolicy:
 
     def pending(self) -> bool:
         return bool(self.waiting or self.plans)
-
-    def on_arrival(self, job: Hashable, now: float, sim: Simulator) -> None:
-        assert isinstance(job, int)
-        self.waiting.append(job)
-
-    def on_complete(self, activity: Started, now: float, sim: Simulator) -> None:
-        pass
 
     def decide(self, now: float, sim: Simulator) -> list[Activity]:
         t = round(now)
@@ -351,7 +366,6 @@ def one_algorithm_oracle(inst: ElasticInstance, name: str) -> Oracle:
     """One of Algorithms 4-7 alone (``a-mincost1`` ... ``a-ramincost2``, literal loops): only
     the schedules of its colocation q are priced."""
     from dlsched.models.elastic.mincost import ALGORITHMS as ONE
-    from dlsched.models.elastic.mincost import paper_mincost
 
     arch, q = ONE[name]
     if arch != inst.architecture:
@@ -359,18 +373,7 @@ def one_algorithm_oracle(inst: ElasticInstance, name: str) -> Oracle:
         raise OptionError(
             "--param oracle", name, f"prices {arch} jobs; for {inst.architecture}: {other}"
         )
-
-    def oracle(
-        inst: ElasticInstance,
-        j: int,
-        prices: np.ndarray,
-        free: np.ndarray,
-        window: tuple[int, int],
-        limit: float = math.inf,
-    ) -> Priced:
-        return paper_mincost(inst, j, prices, free, window, only_q=q)
-
-    return oracle
+    return LoopOracle(only_q=q)
 
 
 def _oracle(options: MethodOptions, inst: ElasticInstance) -> Oracle:
@@ -444,12 +447,9 @@ def run_dual(inst: ElasticInstance, options: MethodOptions) -> Run:
         if len(got) == len(jobs) or alpha * tau >= inst.horizon:
             break
         tau *= 2
-    entries = [cfg.at(t) for _, cfg, t in got]
-    rest = sorted(set(jobs) - {j for j, _, _ in got}, key=lambda k: -inst.jobs[k].weight)
-    placed, unplaced = _earliest(inst, rest, ledger, deadline=deadline)
+    entries, rest, unplaced = _then_earliest(inst, jobs, got, ledger, deadline)
     if unplaced and deadline.passed():
         return None, cut_details(options, info, f"while placing the {len(rest)} jobs left")
-    entries += [cfg.at(t) for _, cfg, t in placed]
     info |= {"tau": tau, "fallback": len(rest)}
     return _result(inst, entries, unplaced, info)
 
@@ -469,15 +469,28 @@ def run_maxweight(inst: ElasticInstance, options: MethodOptions) -> Run:
         got = a_maxweight(inst, jobs, (0, inst.horizon), ledger, lam_value, oracle, deadline)
     except TimeUp as cut:
         return None, cut_details(options, info, f"after pricing {cut.priced} of {len(jobs)} jobs")
-    entries = [cfg.at(t) for _, cfg, t in got]
-    rest = sorted(set(jobs) - {j for j, _, _ in got}, key=lambda k: -inst.jobs[k].weight)
-    placed, unplaced = _earliest(inst, rest, ledger, deadline=deadline)
+    entries, rest, unplaced = _then_earliest(inst, jobs, got, ledger, deadline)
     if unplaced and deadline.passed():
         return None, cut_details(options, info, f"while placing the {len(rest)} jobs it rejected")
-    entries += [cfg.at(t) for _, cfg, t in placed]
     info["scheduled_weight"] = sum(inst.jobs[j].weight for j, _, _ in got)
     info["rejected"] = len(rest)
     return _result(inst, entries, unplaced, info)
+
+
+def _then_earliest(
+    inst: ElasticInstance,
+    jobs: Sequence[int],
+    got: list[tuple[int, Config, int]],
+    ledger: Ledger,
+    deadline: Deadline,
+) -> tuple[list[JobSchedule], list[int], list[int]]:
+    """The schedules ``got``, then the jobs of ``jobs`` they leave out, heaviest first, each at
+    its earliest completion in what ``ledger`` leaves: (schedules, the jobs left out, those of
+    them that found no room or no time before ``deadline``)."""
+    entries = [cfg.at(t) for _, cfg, t in got]
+    rest = sorted(set(jobs) - {j for j, _, _ in got}, key=lambda k: -inst.jobs[k].weight)
+    placed, unplaced = _earliest(inst, rest, ledger, deadline=deadline)
+    return entries + [cfg.at(t) for _, cfg, t in placed], rest, unplaced
 
 
 def cut_details(options: MethodOptions, info: dict[str, Any], when: str) -> dict[str, Any]:

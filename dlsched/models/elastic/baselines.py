@@ -24,18 +24,19 @@ jobs left (``details["unscheduled_jobs"]``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from dlsched.errors import OptionError
 from dlsched.models import MethodOptions
+from dlsched.models.elastic.algorithms import ArrivalQueue
 from dlsched.models.elastic.enumerate import Config, ps_count
 from dlsched.models.elastic.instance import ElasticInstance, duration
 from dlsched.models.elastic.pricing import Pricer
 from dlsched.models.elastic.solution import ElasticSchedule, Run
-from dlsched.simulate import Activity, Simulator, Started, simulate
+from dlsched.simulate import Activity, Simulator, simulate
 from dlsched.solvers.deadline import NEVER, Deadline
 
 
@@ -103,7 +104,7 @@ def _config(
     return Config(j, m, p, yy, ss, d, u)
 
 
-class ListPolicy:
+class ListPolicy(ArrivalQueue):
     """Start waiting jobs, in the order ``key`` gives, with ``count(job)`` workers;
     :class:`~.algorithms.TimeUp` at a decision past ``deadline``."""
 
@@ -124,16 +125,6 @@ class ListPolicy:
         self.shrink = shrink
         self.waiting: list[int] = []
         self._cache: dict[tuple[int, int], int] = {}
-
-    def pending(self) -> bool:
-        return bool(self.waiting)
-
-    def on_arrival(self, job: Hashable, now: float, sim: Simulator) -> None:
-        assert isinstance(job, int)
-        self.waiting.append(job)
-
-    def on_complete(self, activity: Started, now: float, sim: Simulator) -> None:
-        pass
 
     def decide(self, now: float, sim: Simulator) -> list[Activity]:
         from dlsched.models.elastic.algorithms import TimeUp

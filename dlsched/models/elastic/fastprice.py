@@ -427,6 +427,15 @@ def ring_spread(w: Window, sh: Shape) -> tuple[Arr, Any]:
     return cost, place
 
 
+def _spread_inputs(w: Window, sh: Shape) -> tuple[Arr, Arr, Arr, Arr, Arr, Arr]:
+    """What both q = 0 PS pricings start from: alpha [t, h] (one worker's price), caps [t, h]
+    (workers that fit, at most N), beta [t, h] (one PS's price), room [t, h, r] and the worker
+    and PS demands e and z."""
+    alpha, caps, _ = w.worker(sh.m, sh.d)
+    e, z = np.array(w.inst.worker_types[sh.m].demand), np.array(w.inst.ps_types[sh.p].demand)
+    return alpha, np.minimum(caps, sh.n), w.ps(sh.p, sh.d), w.room(sh.d), e, z
+
+
 def ps_spread(w: Window, sh: Shape) -> tuple[Arr, Any]:
     """Algorithm 4 (A_mincost1) for every start t and PS server h (its n) at once.
 
@@ -439,10 +448,7 @@ def ps_spread(w: Window, sh: Shape) -> tuple[Arr, Any]:
     """
     inst = w.inst
     n = sh.n
-    alpha, caps, _ = w.worker(sh.m, sh.d)
-    caps = np.minimum(caps, n)
-    beta, room = w.ps(sh.p, sh.d), w.room(sh.d)
-    e, z = np.array(inst.worker_types[sh.m].demand), np.array(inst.ps_types[sh.p].demand)
+    alpha, caps, beta, room, e, z = _spread_inputs(w, sh)
     b, big_b = inst.worker_types[sh.m].bandwidth, inst.ps_types[sh.p].bandwidth
     excl = Excluding(alpha, caps, n)
     before = excl.before
@@ -471,10 +477,7 @@ def ps_spread_exact(w: Window, sh: Shape) -> tuple[Arr, Any]:
     g < N workers beside them, the other N - g workers cheapest first elsewhere."""
     inst = w.inst
     n = sh.n
-    alpha, caps, _ = w.worker(sh.m, sh.d)
-    caps = np.minimum(caps, n)
-    beta, room = w.ps(sh.p, sh.d), w.room(sh.d)
-    e, z = np.array(inst.worker_types[sh.m].demand), np.array(inst.ps_types[sh.p].demand)
+    alpha, caps, beta, room, e, z = _spread_inputs(w, sh)
     g = np.arange(min(n, int(caps.max(initial=0)) + 1))  # g < N workers that fit on h
     s_of = np.array([ps_count(inst, sh.m, sh.p, n - k) for k in g.tolist()])
     ok = (room[:, :, None, :] >= (g[:, None] * e + s_of[:, None] * z) - EPS).all(axis=3)
