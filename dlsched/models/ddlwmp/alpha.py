@@ -13,7 +13,7 @@ mapping MILP (:mod:`dlsched.models.ddlwmp.mapping`) builds its linear pieces fro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from dlsched.models.ddlwmp.instance import MS_PER_MB_PER_GBPS, Cluster, Job
 
@@ -99,6 +99,16 @@ def normalize(rows: dict[int, list[int]] | dict[int, tuple[int, ...]]) -> Placem
     return tuple((m, tuple(int(v) for v in rows[m])) for m in sorted(rows) if any(rows[m]))
 
 
+def from_counts(chosen: Iterable[tuple[int, int, int]], stages: int) -> Placement:
+    """The placement of the one-hot counts y[s, m, v] = 1 in ``chosen``: v replicas of stage s
+    on server m (v = 0 places none)."""
+    rows: dict[int, list[int]] = {}
+    for s, m, v in chosen:
+        if v > 0:
+            rows.setdefault(m, [0] * stages)[s] = v
+    return normalize(rows)
+
+
 __all__ = [
     "Placement",
     "allreduce_ms",
@@ -106,6 +116,7 @@ __all__ = [
     "alpha_ms",
     "beta_ms",
     "comp_ms",
+    "from_counts",
     "inter_coef",
     "intra_coef",
     "normalize",

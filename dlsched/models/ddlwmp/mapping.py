@@ -19,6 +19,7 @@ from dlsched.models.ddlwmp.alpha import (
     allreduce_ms,
     alpha_ms,
     comp_ms,
+    from_counts,
     inter_coef,
     intra_coef,
     normalize,
@@ -231,11 +232,8 @@ def _beta_expr(mdl: Any, job: Job, cluster: Cluster, s: int, m: int, x: Any, top
 
 
 def decode_mapping(mdl: Any, job: Job, values: dict[str, float]) -> Placement:
-    rows: dict[int, list[int]] = {}
-    for s, m, v in mdl.COUNTS:
-        if v > 0 and values.get(mdl.y[s, m, v].name, 0.0) > 0.5:
-            rows.setdefault(m, [0] * len(job.stages))[s] = v
-    return normalize(rows)
+    chosen = (c for c in mdl.COUNTS if values.get(mdl.y[c].name, 0.0) > 0.5)
+    return from_counts(chosen, len(job.stages))
 
 
 __all__ = [

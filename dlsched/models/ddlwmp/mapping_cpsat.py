@@ -24,9 +24,9 @@ from dlsched.models.ddlwmp.alpha import (
     allreduce_ms,
     alpha_ms,
     comp_ms,
+    from_counts,
     inter_coef,
     intra_coef,
-    normalize,
 )
 from dlsched.models.ddlwmp.instance import Cluster, Job
 from dlsched.solvers import SolveOptions
@@ -151,11 +151,7 @@ def solve_mapping_cpsat(
     )
     place = None
     if run.has_solution:
-        rows: dict[int, list[int]] = {}
-        for (s, m, v), var in cm.y.items():
-            if v > 0 and run.value(var):
-                rows.setdefault(m, [0] * len(job.stages))[s] = v
-        place = normalize(rows)
+        place = from_counts((c for c, var in cm.y.items() if run.value(var)), len(job.stages))
         _consistent(job, cluster, place, run.objective, cm.scale)
     bound = None if run.bound is None else math.floor(run.bound + 1e-6) / cm.scale
     return place, bound, run.hit_limit
