@@ -217,21 +217,6 @@ class HLAS(OnlineHare):
         return out
 
 
-def hlas_schedule(
-    instance: HareInstance,
-    groups: Groups,
-    thresholds: Thresholds,
-    predictor: Predictor | None = None,
-    group_idle: str = "all",
-) -> Any:
-    """Simulate HLAS (or HLAS-P); returns (TaskSchedule, SimResult)."""
-    from .common import run_policy
-
-    if predictor is not None:
-        predictor.reset(instance)
-    return run_policy(instance, HLAS(instance, groups, thresholds, predictor, group_idle))
-
-
 __all__ = [
     "GROUP_IDLE",
     "HLAS",
@@ -239,7 +224,6 @@ __all__ = [
     "SPACINGS",
     "Thresholds",
     "default_quantum",
-    "hlas_schedule",
     "make_thresholds",
     "round_times",
 ]
