@@ -197,8 +197,9 @@ class _Columns:
         self.size += lo.size
         return self.size - lo.size
 
-    def add_uniform(self, count: int, lower: float, upper: float) -> int:
-        return self.add(np.full(count, lower), np.full(count, upper))
+    def chain(self, base: int, length: int, upper: float) -> _Chain:
+        """Columns x_t in [0, upper] for the slots t = base + 1 .. base + length."""
+        return _Chain(self.add(np.zeros(length), np.full(length, upper)), base, length)
 
 
 @dataclass(frozen=True)
@@ -406,8 +407,7 @@ def _finish_indicator_rows(
     flo, length = int(fin.min()), int(fin.max() - fin.min())
     if length == 0:
         return [RowBlock.of([0], [rnd.target], [1.0], float(flo), INF, 1)], None
-    delta = _Chain(columns.add_uniform(length, 0.0, 1.0), flo, length)
-    y = _Chain(columns.add_uniform(length, 0.0, float(rnd.tasks)), flo, length)
+    delta, y = columns.chain(flo, length, 1.0), columns.chain(flo, length, float(rnd.tasks))
     return [
         _finish_count_rows(y, rnd, starts),
         _latest_finish_rows(delta, y, rnd.tasks),
@@ -424,8 +424,7 @@ def _start_indicator_rows(
     length = int(starts.slot[rnd.cols].max()) - slo
     if length <= 0:
         return [RowBlock.of([0], [barrier], [1.0], -INF, float(slo), 1)], None
-    gamma = _Chain(columns.add_uniform(length, 0.0, 1.0), slo, length)
-    a = _Chain(columns.add_uniform(length, 0.0, float(rnd.tasks)), slo, length)
+    gamma, a = columns.chain(slo, length, 1.0), columns.chain(slo, length, float(rnd.tasks))
     return [
         _start_count_rows(a, rnd, starts),
         _barrier_start_rows(gamma, a, rnd.tasks),
@@ -484,7 +483,7 @@ def _window_rows(
     if p <= 0 or cols.size == 0:
         return []
     est, lst = int(starts.slot[cols].min()), int(starts.slot[cols].max())
-    w = _Chain(columns.add_uniform(lst - est + p, 0.0, 1.0), est - 1, lst - est + p)
+    w = columns.chain(est - 1, lst - est + p, 1.0)
     delta, gamma = links
     blocks = [_window_sum_rows(w, cols, starts, p)]
     if delta is not None:
