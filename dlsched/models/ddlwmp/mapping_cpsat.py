@@ -19,15 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlsched.errors import InternalError
-from dlsched.models.ddlwmp.alpha import (
-    Placement,
-    allreduce_ms,
-    alpha_ms,
-    comp_ms,
-    from_counts,
-    inter_coef,
-    intra_coef,
-)
+from dlsched.models.ddlwmp import alpha as alpha_model  # (4)-(7), written once
+from dlsched.models.ddlwmp.alpha import Placement
 from dlsched.models.ddlwmp.instance import Cluster, Job
 from dlsched.solvers import SolveOptions
 from dlsched.solvers.cpsat import run_cpsat
@@ -84,9 +77,10 @@ def _beta_terms(
     stage is on the server: comp + NIC terms as the constant, minus what each neighbour
     replica on the same server saves, plus AllReduce by the count."""
     k = [st.replicas for st in job.stages]
-    ip, inx = inter_coef(job, cluster, s)
-    ap, anx = intra_coef(job, cluster, s)
-    terms: Any = math.floor(scale * (comp_ms(job, s) + ip + inx))  # (4), (5) all off-server
+    ip, inx = alpha_model.inter_coef(job, cluster, s)
+    ap, anx = alpha_model.intra_coef(job, cluster, s)
+    # (4), and (5) with every neighbour off the server
+    terms: Any = math.floor(scale * (alpha_model.comp_ms(job, s) + ip + inx))
     for t, off, on in ((s - 1, ip, ap), (s + 1, inx, anx)):  # (5): neighbours on server m
         if 0 <= t < len(k):
             for v in range(1, k[t] + 1):
@@ -94,7 +88,7 @@ def _beta_terms(
                     terms += math.floor(scale * (on - off) * v / k[t]) * y[t, m, v]
     for v in range(1, k[s] + 1):  # (6)
         if (s, m, v) in y:
-            terms += math.floor(scale * allreduce_ms(job, cluster, s, v)) * y[s, m, v]
+            terms += math.floor(scale * alpha_model.allreduce_ms(job, cluster, s, v)) * y[s, m, v]
     return terms
 
 
@@ -122,7 +116,7 @@ def _consistent(
 ) -> None:
     """The scaled optimum of the found placement lies in [scale alpha - 4, scale alpha]: each
     beta has at most four rounded-down terms. Anything else is a solver fault, not a result."""
-    true = scale * alpha_ms(job, cluster, place)
+    true = scale * alpha_model.alpha_ms(job, cluster, place)
     if objective is None or not true - 4 - 1e-6 * true <= objective <= true + 1e-6 * true:
         raise InternalError(
             f"CP-SAT placement of {job.name}: model value {objective} for alpha {true / scale} ms"
@@ -151,7 +145,9 @@ def solve_mapping_cpsat(
     )
     place = None
     if run.has_solution:
-        place = from_counts((c for c, var in cm.y.items() if run.value(var)), len(job.stages))
+        place = alpha_model.from_counts(
+            (c for c, var in cm.y.items() if run.value(var)), len(job.stages)
+        )
         _consistent(job, cluster, place, run.objective, cm.scale)
     bound = None if run.bound is None else math.floor(run.bound + 1e-6) / cm.scale
     return place, bound, run.hit_limit
