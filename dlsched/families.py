@@ -121,29 +121,32 @@ class LazyFamily:
     importing a family stays cheap (solvers, Pyomo builders and matplotlib load with the method
     that needs them). Its ``name`` is the last component of ``package``, whose ``data`` folder
     holds the bundled instances. A part left out is in its usual place in the family's folder:
-    ``methods.py`` (``METHODS``), ``generate.py``, ``theorems.py`` (``THEOREMS``), ``demo.py``
-    (``pairs`` and ``notes``). ``methods`` are tables merged in order; ``guarantees()`` come
-    from the theorems that name one (:attr:`dlsched.verify.theorem.Theorem.guarantee`); a
-    family without ``plot`` has none (``plots`` is False)."""
+    ``instance.py`` (``<name>_from_dict``, ``<name>_to_dict``), ``methods.py`` (``METHODS``),
+    ``generate.py``, ``theorems.py`` (``THEOREMS``), ``demo.py`` (``pairs`` and ``notes``),
+    ``gantt.py`` (``save_gantt``; ``plot=None``: the family draws nothing, ``plots`` is
+    False). ``methods`` are tables merged in order; ``guarantees()`` come from the theorems
+    that name one (:attr:`dlsched.verify.theorem.Theorem.guarantee`)."""
 
     def __init__(
         self,
         package: str,
         paper: str,
         *,
-        from_dict: Part,
-        to_dict: Part,
         check: Part,
+        from_dict: Part | None = None,
+        to_dict: Part | None = None,
         methods: Sequence[Part] = (".methods:METHODS",),
         generate: Part = ".generate:generate",
         theorems: Part = ".theorems:THEOREMS",
         demo: Part = ".demo:pairs",
         demo_notes: Part = ".demo:notes",
-        plot: Part | None = None,
+        plot: Part | None = ".gantt:save_gantt",
         outcome_details: Part | None = None,
     ) -> None:
         self.package = package
         self.name = package.rpartition(".")[2]
+        from_dict = from_dict or f".instance:{self.name}_from_dict"
+        to_dict = to_dict or f".instance:{self.name}_to_dict"
         self.paper = paper
         self.data: Traversable = resources.files(package).joinpath("data")
         self.plots = plot is not None

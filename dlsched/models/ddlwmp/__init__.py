@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from dlsched.families import LazyFamily
-from dlsched.models.ddlwmp.instance import DdlwmpInstance, ddlwmp_from_dict, ddlwmp_to_dict
+from dlsched.models.ddlwmp.instance import DdlwmpInstance
 
 
 def _details(instance: DdlwmpInstance, solution: Any, evaluation: Any) -> dict[str, Any]:
@@ -32,10 +32,7 @@ def _details(instance: DdlwmpInstance, solution: Any, evaluation: Any) -> dict[s
 FAMILY = LazyFamily(
     __name__,
     "Luo et al., Prediction-Assisted Online DDL Workload Scheduling (seed 001)",
-    from_dict=ddlwmp_from_dict,
-    to_dict=ddlwmp_to_dict,
     check=".check:check",
-    plot=".gantt:save_gantt",
     outcome_details=_details,
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light

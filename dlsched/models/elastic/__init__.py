@@ -18,12 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from dlsched.families import LazyFamily
-from dlsched.models.elastic.instance import (
-    ElasticInstance,
-    ElasticJob,
-    elastic_from_dict,
-    elastic_to_dict,
-)
+from dlsched.models.elastic.instance import ElasticInstance, ElasticJob
 
 
 def _details(instance: ElasticInstance, solution: Any, evaluation: Any) -> dict[str, Any]:
@@ -34,10 +29,7 @@ def _details(instance: ElasticInstance, solution: Any, evaluation: Any) -> dict[
 FAMILY = LazyFamily(
     __name__,
     "Zhou et al., Online Scheduling of Heterogeneous Distributed ML Jobs, TCC (seed 003)",
-    from_dict=elastic_from_dict,
-    to_dict=elastic_to_dict,
     check=".check:check_schedule",
-    plot=".gantt:save_gantt",
     outcome_details=_details,
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light

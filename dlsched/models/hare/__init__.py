@@ -19,16 +19,13 @@ from typing import Any
 
 from dlsched.families import LazyFamily
 from dlsched.models.hare.generate import GPU_TYPES, generate
-from dlsched.models.hare.instance import HareInstance, HareJob, hare_from_dict, hare_to_dict
+from dlsched.models.hare.instance import HareInstance, HareJob
 
 FAMILY = LazyFamily(
     __name__,
     "Chen et al., Hare, HPDC 2022 (seed 002)",
-    from_dict=hare_from_dict,
-    to_dict=hare_to_dict,
     check=".check:check_schedule",
     methods=(".methods:METHODS", ".online.methods:ONLINE_METHODS"),
-    plot=".gantt:save_gantt",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dlsched.families import LazyFamily
 from dlsched.models.placement.categories import categories, num_categories, rank, unrank
 from dlsched.models.placement.generator import generate
-from dlsched.models.placement.instance import placement_from_dict, placement_to_dict
 from dlsched.models.placement.metrics import (
     equal_share_jct,
     fairness_degree,
@@ -21,10 +20,9 @@ from dlsched.models.placement.metrics import (
 FAMILY = LazyFamily(
     __name__,
     "Liu et al., Sampling-Based Multi-Job Placement, TPDS 2024 (seed 000)",
-    from_dict=placement_from_dict,
-    to_dict=placement_to_dict,
     check=".check:check_placement",
     generate=generate,
+    plot=None,
     outcome_details=".outcome:placement_details",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
