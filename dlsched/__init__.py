@@ -4,12 +4,28 @@ Every paper problem is a family (:mod:`dlsched.families`) with a declarative Pyo
 exactly (HiGHS, SCIP, CP-SAT); heuristics from the papers are rounding layers; every reported
 placement or schedule is re-verified by its family's checker from the raw instance
 (:func:`dlsched.result.verified_outcome`). docs/architecture.md describes the layout.
+The calls most scripts need are at the top level: ``dlsched.load``, ``dlsched.solve``
+(:mod:`dlsched.api`).
 """
+
+from typing import Any
 
 from dlsched.errors import DlschedError, InfeasibleSolutionError, InstanceError, OptionError
 
 #: The one version of the package (pyproject.toml reads it from here).
 __version__ = "0.1.0"
+
+#: The public calls of :mod:`dlsched.api`, imported on first use (``import dlsched`` stays light).
+API = ("load", "solve")
+
+
+def __getattr__(name: str) -> Any:
+    if name in API:
+        from dlsched import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'dlsched' has no attribute {name!r}")
+
 
 __all__ = [
     "DlschedError",
@@ -17,4 +33,6 @@ __all__ = [
     "InstanceError",
     "OptionError",
     "__version__",
+    "load",
+    "solve",
 ]

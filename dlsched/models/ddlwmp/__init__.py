@@ -5,10 +5,8 @@ Scheduling in GPU Clusters*: the per-iteration time model alpha (eq. 4-7), GPU m
 (Heavy-Edge and the exact placement MILP), problem (8) solved exactly on small instances, its
 lower bounds, and A-SRPT with its baselines on :mod:`dlsched.simulate`.
 
->>> from dlsched.instances import load
->>> from dlsched.models import run_method
->>> out = run_method(load("ddlwmp/toy-2x4"), "exact")
->>> str(out.status)
+>>> import dlsched
+>>> str(dlsched.solve("ddlwmp/toy-2x4", "exact").status)
 'optimal'
 
 Everything of the family lives in this folder; the core reaches it through :data:`FAMILY`.

@@ -4,9 +4,8 @@ Zhou, Pang, Zhang, Wu, Jiao, Zhong, Li. *Online Scheduling Algorithm for Heterog
 Distributed Machine Learning Jobs*, IEEE TCC: program (2) (parameter server) and (15)
 (Ring-AllReduce), the compact-exponential ILP (8)/(17), A_maxweight, A_dual, A_online.
 
->>> from dlsched.instances import load
->>> from dlsched.models import run_method
->>> out = run_method(load("elastic/intro-cifar10"), "exact")
+>>> import dlsched
+>>> out = dlsched.solve("elastic/intro-cifar10", "exact")
 >>> str(out.status), out.objective
 ('optimal', 25.0)
 

@@ -3,9 +3,8 @@
 Chen et al., *Hare: Exploiting Inter-job and Intra-job Parallelism of Distributed Machine
 Learning on Heterogeneous GPUs*, HPDC 2022, Section 5.
 
->>> from dlsched.instances import load
->>> from dlsched.models import run_method
->>> out = run_method(load("hare/toy-2gpu"), "exact")
+>>> import dlsched
+>>> out = dlsched.solve("hare/toy-2gpu", "exact")
 >>> str(out.status), out.objective
 ('optimal', 13.5)
 
