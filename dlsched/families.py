@@ -121,18 +121,18 @@ class LazyFamily:
     importing a family stays cheap (solvers, Pyomo builders and matplotlib load with the method
     that needs them). Its ``name`` is the last component of ``package``, whose ``data`` folder
     holds the bundled instances. A part left out is in its usual place in the family's folder:
-    ``instance.py`` (``<name>_from_dict``, ``<name>_to_dict``), ``methods.py`` (``METHODS``),
-    ``generate.py``, ``theorems.py`` (``THEOREMS``), ``demo.py`` (``pairs`` and ``notes``),
-    ``gantt.py`` (``save_gantt``; ``plot=None``: the family draws nothing, ``plots`` is
-    False). ``methods`` are tables merged in order; ``guarantees()`` come from the theorems
-    that name one (:attr:`dlsched.verify.theorem.Theorem.guarantee`)."""
+    ``instance.py`` (``<name>_from_dict``, ``<name>_to_dict``), ``check.py`` (``check``),
+    ``methods.py`` (``METHODS``), ``generate.py``, ``theorems.py`` (``THEOREMS``), ``demo.py``
+    (``pairs`` and ``notes``), ``gantt.py`` (``save_gantt``; ``plot=None``: the family draws
+    nothing, ``plots`` is False). ``methods`` are tables merged in order; ``guarantees()``
+    come from the theorems that name one (:attr:`dlsched.verify.theorem.Theorem.guarantee`)."""
 
     def __init__(
         self,
         package: str,
         paper: str,
         *,
-        check: Part,
+        check: Part = ".check:check",
         from_dict: Part | None = None,
         to_dict: Part | None = None,
         methods: Sequence[Part] = (".methods:METHODS",),
