@@ -132,15 +132,15 @@ def no_solution(
     hit_limit: bool = False,
     details: Mapping[str, Any] | None = None,
 ) -> Outcome:
-    """A method that ends with no solution and no proof: status no_solution, ``reason`` in
-    ``details["reason"]``; ``hit_limit`` when its time limit cut it."""
+    """A method that ends with no solution and no proof, ``reason`` in ``details["reason"]``:
+    status time_limit when its time limit cut it (``hit_limit``), else no_solution."""
     return verified_outcome(
         instance,
         method,
         None,
         wall_time=wall_time,
         proof=Proof(hit_limit=hit_limit),
-        status=Status.NO_SOLUTION,
+        status=Status.TIME_LIMIT if hit_limit else Status.NO_SOLUTION,
         details={**dict(details or {}), "reason": reason},
     )
 

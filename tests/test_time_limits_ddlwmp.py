@@ -1,6 +1,6 @@
 """ddlwmp methods keep --time-limit: the mapping route hands each job's placement ILP what is
 left and maps the jobs it does not reach by Heavy-Edge; the online policies stop starting jobs
-past the limit (no schedule, status no_solution); the time-indexed routes run in a child under
+past the limit (no schedule, status time_limit); the time-indexed routes run in a child under
 the deadline, hand HiGHS what building left, and when killed keep the online incumbent and
 Lemma 1's bound; Lemma 1's probes share the deadline. Time passes on an injected clock
 (tests/fake_clock.py), never by waiting for it."""
@@ -55,7 +55,7 @@ def test_an_online_policy_stops_starting_jobs_past_the_limit(monkeypatch, policy
     clock = FakeClock()
     takes_time(monkeypatch, clock, 1.0, online.ClusterPolicy, "start")
     out = run_method(inst, policy, options(2.5, clock))
-    assert out.status == Status.NO_SOLUTION and out.solution is None
+    assert out.status == Status.TIME_LIMIT and out.solution is None
     assert out.details["reason"].startswith("time limit reached after 3 of 6 jobs started")
 
 

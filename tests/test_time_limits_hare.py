@@ -1,6 +1,6 @@
 """Hare's time limits: the baselines (dlsched/models/hare/baselines.py) honour --time-limit (on
 1,000 jobs over 2 GPUs sched-homo took 14-24 s whatever the limit; a baseline cut by its
-deadline returns no schedule, status no_solution, details["reason"]), and the exact route
+deadline returns no schedule, status time_limit, details["reason"]), and the exact route
 splits its Deadline into the stages' budgets (dlsched/models/hare/pipeline.py). A fake clock
 stands for the time: each test shows what a route did at its deadline, never how long it
 took."""
@@ -36,7 +36,7 @@ def test_a_gang_baseline_stops_at_the_first_event_past_its_deadline(large, metho
     # event), and the baseline stops there (no schedule) instead of finishing its jobs
     clock = FakeClock(step=0.02)
     out = baseline_outcome(method, large, MethodOptions(SolveOptions(time_limit=2.0), clock=clock))
-    assert out.status == Status.NO_SOLUTION and out.solution is None
+    assert out.status == Status.TIME_LIMIT and out.solution is None
     assert "time limit of 2 s" in out.details["reason"]
     assert 100 <= clock.reads <= 100 + 5  # its checks, then the wall time reported
 
@@ -64,12 +64,12 @@ def test_allox_matching_is_forked_with_what_is_left_and_killed_there(large, monk
     monkeypatch.setattr(baselines, "call_with_deadline", killed)
     out = baseline_outcome("sched-allox", large, options)
     assert handed == [pytest.approx(0.2)]
-    assert out.status == Status.NO_SOLUTION and out.solution is None
+    assert out.status == Status.TIME_LIMIT and out.solution is None
     assert "time limit" in out.details["reason"]
 
 
 @pytest.mark.parametrize("name", sorted(BASELINES))
-def test_a_baseline_past_its_deadline_returns_no_solution_with_a_reason(name):
+def test_a_baseline_past_its_deadline_stops_at_the_limit_with_a_reason(name):
     inst = generate(30, 3, 1)
     clock = FakeClock()
     past = Deadline.after(1.0, clock)
@@ -79,7 +79,7 @@ def test_a_baseline_past_its_deadline_returns_no_solution_with_a_reason(name):
     options = MethodOptions(SolveOptions(time_limit=1.0), clock=clock)
     clock.advance(1.0)
     out = baseline_outcome(name, inst, options)
-    assert out.status == Status.NO_SOLUTION
+    assert out.status == Status.TIME_LIMIT
     assert out.solution is None and out.bound is None
     assert name in out.details["reason"] and "time limit" in out.details["reason"]
 

@@ -1,5 +1,5 @@
 """Placement methods keep --time-limit: HAS and JPS stop at the limit and report the best
-placement of the categories they finished (status time_limit), or no_solution before any;
+placement of the categories they finished (status time_limit), or time_limit with no placement before any;
 exhaustive search proves nothing when cut; LAS, P3 and the exact routes hand their solvers what
 is left of the method's deadline, and a forked exact route stopped at the limit returns a
 placement without a bound. Time passes on an injected clock (tests/fake_clock.py), never by
@@ -54,10 +54,10 @@ def test_has_stops_at_the_limit_with_the_best_category_it_finished(monkeypatch, 
     assert out.objective == pytest.approx(min(r.avg_jct for r in redo), rel=1e-9)
 
 
-def test_has_reports_no_solution_when_the_limit_comes_before_any_category():
+def test_has_reports_the_limit_with_no_placement_when_it_comes_before_any_category():
     clock = FakeClock(step=1.0)  # the limit has passed at the first look
     out = run_method(load(LARGE), "has", options(0.5, clock))
-    assert out.status == Status.NO_SOLUTION
+    assert out.status == Status.TIME_LIMIT
     assert out.objective is None and out.solution is None
     assert "time limit" in out.details["reason"]
     assert out.details["categories_examined"] == 0

@@ -16,7 +16,7 @@ each; the readings below are recorded in docs/errata.md (Seed 002).
 
 Each baseline takes an optional ``deadline`` (a :class:`~dlsched.solvers.deadline.Deadline`)
 and raises :class:`BaselineTimeUp` past it; :func:`baseline_outcome` is a baseline as a method under
-``--time-limit`` (no schedule, status no_solution, when cut).
+``--time-limit`` (no schedule, status time_limit, when cut).
 """
 
 from __future__ import annotations
@@ -216,7 +216,7 @@ def _assignment(cost: np.ndarray, deadline: Deadline | None) -> tuple[np.ndarray
 
 def baseline_outcome(name: str, instance: HareInstance, options: MethodOptions) -> Outcome:
     """``BASELINES[name]`` as a method under the method's deadline: its verified schedule, or
-    status no_solution (why: ``details["reason"]``) when the limit passes before every job is
+    status time_limit, no schedule (why: ``details["reason"]``), when the limit passes before every job is
     scheduled (a partial gang schedule is no schedule; the baselines prove nothing, so there
     is no bound either)."""
     deadline = options.deadline

@@ -70,8 +70,8 @@ def _market_outcome(
     details: dict[str, Any],
 ) -> Outcome:
     """The verified outcome of a category search (HAS, JPS): the best placement of the
-    categories examined, status time_limit when the limit cut the search; no_solution (why:
-    ``details["reason"]``) when it cut the search before any category was done."""
+    categories examined, status time_limit when the limit cut the search (with no placement,
+    why in ``details["reason"]``, when it cut the search before any category was done)."""
     wall = deadline.elapsed()
     if best is None:
         reason = f"time limit reached before the first category's pricing ended ({wall:.1f} s)"
@@ -199,7 +199,7 @@ def run_las(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
 
 def run_exhaustive(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     """All S^K assignments; the optimum when every one was examined before the time limit,
-    else the best of those examined (status time_limit; no_solution before the first)."""
+    else the best of those examined (status time_limit; with no placement before the first)."""
     a, n, complete = H.exhaustive_search(instance, opts.deadline)
     wall = opts.deadline.elapsed()
     details: dict[str, Any] = {"assignments_examined": n}
