@@ -1,5 +1,5 @@
 """Placement methods keep --time-limit: HAS and JPS stop at the limit and report the best
-placement of the categories they finished (status time_limit), or time_limit with no placement before any;
+placement of the categories they finished (status time_limit; no placement before any);
 exhaustive search proves nothing when cut; LAS, P3 and the exact routes hand their solvers what
 is left of the method's deadline, and a forked exact route stopped at the limit returns a
 placement without a bound. Time passes on an injected clock (tests/fake_clock.py), never by

@@ -216,9 +216,9 @@ def _assignment(cost: np.ndarray, deadline: Deadline | None) -> tuple[np.ndarray
 
 def baseline_outcome(name: str, instance: HareInstance, options: MethodOptions) -> Outcome:
     """``BASELINES[name]`` as a method under the method's deadline: its verified schedule, or
-    status time_limit, no schedule (why: ``details["reason"]``), when the limit passes before every job is
-    scheduled (a partial gang schedule is no schedule; the baselines prove nothing, so there
-    is no bound either)."""
+    status time_limit with no schedule (why: ``details["reason"]``) when the limit passes
+    before every job is scheduled (a partial gang schedule is no schedule; the baselines prove
+    nothing, so there is no bound either)."""
     deadline = options.deadline
     try:
         sched = BASELINES[name](instance, deadline)
