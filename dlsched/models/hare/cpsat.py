@@ -37,13 +37,10 @@ from dlsched.solvers.certify import ContradictionError, Proof
 from dlsched.solvers.cpsat import run_cpsat
 from dlsched.solvers.deadline import Deadline
 
+from .budget import LP_MIN_BUDGET, LP_SECONDS, LP_SHARE
 from .common import NEAR_LIMIT, RouteResult, budget
 from .relaxation import combinatorial_bound, fastest_round
 from .scaling import ScaledData, objective_unit, scale_data, scaled_objective
-
-#: The time-indexed LP bound's budget: this share of the time the CP-SAT stage has left, at most
-#: LP_SECONDS; below LP_MIN_BUDGET seconds it is not attempted (see :func:`lp_stage`).
-LP_SHARE, LP_SECONDS, LP_MIN_BUDGET = 0.2, 30.0, 1.0
 
 
 @dataclass

@@ -23,6 +23,7 @@ from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import Deadline
 
 from .baselines import baseline_outcome
+from .budget import HINT_SHARE
 from .common import RouteResult, push_to_feasible
 from .cpsat import best_hint
 from .model import build_exact_gdp, to_milp
@@ -37,10 +38,6 @@ from .relaxation import (
 from .rounding import GPU_RULES, H_RULES, algorithm1, list_schedule, priority_order
 from .scaling import objective_unit, scale_data
 
-#: Share of the time limit the exact routes give the hint's baselines: they stop HINT_SHARE of
-#: the limit after the method's start (the list schedules always run; a baseline cut by it is
-#: left out). The pipeline (:mod:`pipeline`) splits what is left among its stages.
-HINT_SHARE = 0.1
 #: The exact method's routes (``--param route=``, the default first); ``highs`` is accepted
 #: as another name of ``milp``.
 ROUTES = ("auto", "cpsat", "milp", "special")

@@ -39,6 +39,16 @@ from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.progress import note
 
 from .branch import MAX_ROUND_TASKS, branch_and_bound
+from .budget import (
+    BRANCH_SHARE_LARGE,
+    BRANCH_SHARE_SMALL,
+    BRANCH_SMALL_TASKS,
+    LNS_SHARE,
+    SUBSET_SHARE,
+    WARM_SECONDS,
+    WARM_SHARE,
+    WARM_WORKERS,
+)
 from .common import RouteResult, budget
 from .cpsat import PriorBounds, _scaled_bound, lp_info, lp_stage, solve_cpsat_native
 from .decompose import SubsetBound, subset_bound
@@ -49,14 +59,6 @@ from .scaling import objective_unit, scale_data, scaled_objective
 #: decompose.subset_bound) would be the whole instance, and its 0.3 share of the time limit
 #: delayed the proof on hetero-4gpu-6jobs (17 tasks).
 SUBSET_MIN_TASKS = 30
-#: Shares of the time left after the branch and bound stage (``rest`` in :func:`_solve_exact`)
-#: of the subset stage (at most: it ends SUBSET_SHARE of it after its start) and of the
-#: large-neighbourhood search (:mod:`lns`) that follows it on the same instances (LNS_SHARE of
-#: it from the search's start, never past the deadline); the final CP-SAT stage gets what is
-#: left. On the congested span-40 instance of benchmarks/READING_hare.md (section 2, third
-#: table) the search gave a better schedule than the final CP-SAT stage in the same time, and
-#: that stage had not moved the bound there.
-SUBSET_SHARE, LNS_SHARE = 0.3, 0.45
 #: The search runs only when the hint is more than this fraction above the bound: near the
 #: bound (span80-s354 there) the final CP-SAT stage did slightly better without it, and it is
 #: what proves the spread instances. A choice from two single runs, not a tuned threshold.
@@ -67,21 +69,11 @@ LNS_MIN_GAP = 0.02
 #: section 7), and its cost grows quickly with the number of jobs and tasks.
 BRANCH_MAX_TASKS = 30
 BRANCH_MAX_GPUS = 8
-#: Its share of the time left when it starts, by size: at most 20 tasks it proved every instance of
-#: benchmarks/RESULTS_hare.md section 7, and starts at once from the best list schedule (a CP-SAT
-#: warm start first made the 53 instances take 90 s in all instead of 19 s, one session);
-#: above, a warm start comes first and CP-SAT keeps half of the time.
-BRANCH_SHARE_SMALL, BRANCH_SHARE_LARGE, BRANCH_SMALL_TASKS = 0.8, 0.5, 20
 #: CP-SAT workers chosen by the route (unless ``options.threads`` asks for more): the full
 #: portfolio from :data:`PORTFOLIO_MIN_TASKS` tasks on (on 30 and 60 tasks it ended with the
 #: best bound or incumbent of 1, 2 and 8 workers, benchmarks/RESULTS_hare.md section 8), one
 #: worker on the tiniest models (proven in milliseconds; the portfolio only adds start-up).
 PORTFOLIO_WORKERS, PORTFOLIO_MIN_TASKS = 8, 9
-#: The short CP-SAT run before the branch and bound above 20 tasks (:func:`_warm_start`), at
-#: most WARM_SECONDS or WARM_SHARE of the time left when the stage starts (it counts in the
-#: branch and bound's share): two workers found the optimum 99.9 of hetero-4gpu-6jobs in 1.5 s
-#: where one stopped at 100.4.
-WARM_SECONDS, WARM_SHARE, WARM_WORKERS = 1.5, 0.1, 2
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ from dlsched.solvers.cpsat import run_cpsat
 from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.progress import note
 
+from .budget import CG_SHARE, ENUM_END, LS_END, LS_SECONDS, LS_SHARE, MASTER_SECONDS, MASTER_SHARE
 from .colgen import column_generation, enumerated_master, master_assignment
 from .common import NEAR_LIMIT, RouteResult, budget
 from .localsearch import SumWC, iterated_local_search, sum_wc_data
@@ -238,18 +239,6 @@ def solve_pairs_cpsat(
         return SpecialResult(None, None, proof, info)
     assign = [next(m for m in range(M) if run.value(y[(j, m)])) for j in range(n)]
     return SpecialResult(assign, run.objective / unit, proof, info)
-
-
-#: The stages' budgets, as shares of the route's time limit (its Deadline): the first local
-#: search gets LS_SHARE (at most LS_SECONDS) from the start, and the polish after the restricted
-#: master as much again; column generation ends LS_SHARE + CG_SHARE after the start; the
-#: restricted master with integer columns gets MASTER_SHARE (at most MASTER_SECONDS) from its
-#: start; the reduced-cost enumeration and its MIP (:func:`colgen.enumerated_master`) end
-#: ENUM_END after the start; the exact model of stage 3 gets the rest, or (too large for one)
-#: the second local search runs until LS_END after the start, leaving time to check the
-#: schedule. Without a limit: LS_SECONDS and MASTER_SECONDS, the rest unbounded.
-LS_SHARE, LS_SECONDS, CG_SHARE, MASTER_SHARE, MASTER_SECONDS = 0.05, 5.0, 0.6, 0.15, 60.0
-ENUM_END, LS_END = 0.85, 0.98
 
 
 @dataclass
