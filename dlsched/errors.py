@@ -10,8 +10,9 @@ SHOWN = 80
 
 
 def shown(value: Any) -> str:
-    """``repr(value)`` for a one-line message, cut to :data:`SHOWN` characters with an ellipsis
-    and the value's length when longer (a 100,000-character value is never repeated whole)."""
+    """``repr(value)`` for a one-line message, cut to :data:`SHOWN` characters when longer: its
+    beginning and its end (a path keeps its file name) around an ellipsis, and the value's
+    length (a 100,000-character value is never repeated whole)."""
     text = repr(value)
     if len(text) <= SHOWN:
         return text
@@ -21,7 +22,8 @@ def shown(value: Any) -> str:
         size = f"{len(value):,} items"
     else:
         size = f"{len(text):,} characters"
-    return f"{text[: SHOWN - 3]}... ({size})"
+    head = (SHOWN - 3) // 2
+    return f"{text[:head]}...{text[-(SHOWN - 3 - head) :]} ({size})"
 
 
 class DlschedError(Exception):
