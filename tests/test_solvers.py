@@ -115,7 +115,7 @@ def test_time_limit_reports_incumbent_bound_and_gap() -> None:
     assert res.objective == pytest.approx(slack, abs=1e-6)
     for i in m.R:  # the incumbent satisfies every row
         body = pyo.value(m.split[i].body)
-        assert body == pytest.approx(m.split[i].upper, abs=1e-6)
+        assert body == pytest.approx(pyo.value(m.split[i].upper), abs=1e-6)
     assert res.bound is not None and 0.0 <= res.bound <= res.objective - 1e-6
     assert res.gap is not None and 0 < res.gap <= 1
 
