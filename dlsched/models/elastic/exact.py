@@ -4,7 +4,7 @@ Zhou et al., Section 5.1: with every feasible schedule l of job j a column x_jl,
 minimization (2)/(15) is "exactly one schedule per job" (2a) under per-slot, per-server,
 per-resource capacities (8a)/(17a), with objective sum_j w_j (t_l + d_l). Its LP relaxation
 (x_jl in [0, 1]) is a lower bound; the columns are those of :mod:`.enumerate` or a subset
-(column generation, :mod:`.colgen`).
+(column generation, :mod:`.colgen`); :func:`schedule_of` is the schedule of chosen columns.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pyomo.environ as pyo
 
 from dlsched.models.elastic.enumerate import Config, Gamma
 from dlsched.models.elastic.instance import ElasticInstance
+from dlsched.models.elastic.solution import ElasticSchedule
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,11 @@ class Column:
 
 def all_columns(inst: ElasticInstance, gammas: Sequence[Gamma]) -> list[Column]:
     return [Column(c, t) for g in gammas for c in g.configs for t in c.starts(inst)]
+
+
+def schedule_of(columns: Sequence[Column], chosen: Sequence[int]) -> ElasticSchedule:
+    """The schedule of the ``chosen`` columns (indices into ``columns``), one entry each."""
+    return ElasticSchedule.of(columns[k].config.at(columns[k].start) for k in chosen)
 
 
 def _capacity_terms(

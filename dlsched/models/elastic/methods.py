@@ -17,7 +17,7 @@ from typing import Any
 from dlsched.errors import OptionError
 from dlsched.models import Method, MethodOptions, method_table
 from dlsched.models.elastic.enumerate import MAX_CONFIGS, EnumerationTimeUp, enumerate_all
-from dlsched.models.elastic.exact import Column, all_columns, build_packing
+from dlsched.models.elastic.exact import Column, all_columns, build_packing, schedule_of
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.solution import ElasticSchedule
 from dlsched.result import Outcome, verified_outcome
@@ -155,7 +155,7 @@ def _better(
 
     schedule = claimed = None
     if chosen:
-        schedule = ElasticSchedule.of(columns[k].config.at(columns[k].start) for k in chosen)
+        schedule = schedule_of(columns, chosen)
         claimed = sum(columns[k].cost(instance) for k in chosen)
     if incumbent is not None:
         value = check_schedule(instance, incumbent).objective

@@ -26,7 +26,7 @@ from .baselines import baseline_outcome
 from .budget import HINT_SHARE
 from .common import RouteResult, push_to_feasible
 from .cpsat import best_hint
-from .model import build_exact_gdp, to_milp
+from .model import build_exact_gdp, decode, to_milp
 from .pipeline import choose_strategy, solve_exact
 from .relaxation import (
     RelaxedSolution,
@@ -110,12 +110,7 @@ def _milp_schedule(
     res = solve(model, "highs", deadline.solve_options(options))
     if not res.has_solution:
         return replace(res, values={}), None, 0.0
-    items = []
-    for i in instance.tasks:
-        vals = [res.value(model.y[(*i, m)]) for m in range(instance.num_gpus)]
-        g = max(range(instance.num_gpus), key=vals.__getitem__)
-        items.append((i, g, res.value(model.x[i])))
-    sched, shift = push_to_feasible(instance, TaskSchedule.from_items(items))
+    sched, shift = push_to_feasible(instance, decode(model, res.values))
     return replace(res, values={}), sched, shift
 
 

@@ -9,17 +9,20 @@ Index sets: ``JOBS`` (n), ``GPUS`` (m), ``TASKS`` (n, r, k): job, round, index i
 Variables: x[i] start (4), y[i, m] assignment (5), C[n] completion (6). Every variable has
 finite bounds from :meth:`HareInstance.horizon`.
 
-The builders never solve; :func:`to_milp` applies the big-M transformation of ``pyomo.gdp``.
+The builders never solve; :func:`to_milp` applies the big-M transformation of ``pyomo.gdp``
+and :func:`decode` reads a solved model's schedule back.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import combinations
 
 import pyomo.environ as pyo
 from pyomo.gdp import Disjunction
 
 from dlsched.models.hare.instance import HareInstance, Task
+from dlsched.models.hare.solution import TaskSchedule
 
 
 def _base(instance: HareInstance, horizon: float | None = None) -> pyo.ConcreteModel:
@@ -89,6 +92,18 @@ def _base(instance: HareInstance, horizon: float | None = None) -> pyo.ConcreteM
         expr=sum(jobs[n].weight * m.C[n] for n in m.JOBS), sense=pyo.minimize
     )
     return m
+
+
+def decode(model: pyo.ConcreteModel, values: Mapping[str, float]) -> TaskSchedule:
+    """The schedule a solved model states: task i on every GPU m whose y[i, m] is above 1/2,
+    from x[i] (a variable the solver was not given has no value: y counts as 0, x as NaN). Under
+    (5) that is one GPU per task; a model without (5) gives a schedule the checker rejects."""
+    return TaskSchedule.from_items(
+        (i, g, values.get(model.x[i].name, float("nan")))
+        for i in model.TASKS
+        for g in model.GPUS
+        if values.get(model.y[(*i, g)].name, 0.0) > 0.5
+    )
 
 
 def overlap_pairs(instance: HareInstance) -> list[tuple[Task, Task]]:
