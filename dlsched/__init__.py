@@ -16,7 +16,7 @@ from dlsched.errors import DlschedError, InfeasibleSolutionError, InstanceError,
 __version__ = "0.1.0"
 
 #: The public calls of :mod:`dlsched.api`, imported on first use (``import dlsched`` stays light).
-API = ("load", "solve")
+API = ("load", "solve", "model", "solve_model", "programs")
 
 
 def __getattr__(name: str) -> Any:
@@ -34,5 +34,8 @@ __all__ = [
     "OptionError",
     "__version__",
     "load",
+    "model",
+    "programs",
     "solve",
+    "solve_model",
 ]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dlsched.result import Outcome
 
+from dlsched.api_models import model, programs, solve_model  # the papers' programs
 from dlsched.solvers.base import DEFAULT_TIME_LIMIT  # seconds, when solve() is given none
 
 
@@ -52,4 +53,4 @@ def solve(
     return run_method(load(instance), method, MethodOptions(solve_options, params))
 
 
-__all__ = ["DEFAULT_TIME_LIMIT", "load", "solve"]
+__all__ = ["DEFAULT_TIME_LIMIT", "load", "model", "programs", "solve", "solve_model"]
