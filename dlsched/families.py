@@ -68,8 +68,8 @@ class Family(Protocol):
     paper: str
     #: folder of bundled instances (``<name>/<file>.json`` is the bundled name)
     data: Traversable
-    #: whether :meth:`plot` draws anything (the command line refuses ``--plot`` before
-    #: solving otherwise)
+    #: whether :meth:`plot` and :meth:`draw` draw anything (the command line refuses
+    #: ``--plot`` before solving otherwise)
     plots: bool
 
     def from_dict(self, data: Mapping[str, Any], source: str) -> Any:
@@ -88,6 +88,11 @@ class Family(Protocol):
     def generate(self, jobs: int, workers: int, seed: int, **params: Any) -> Any: ...
 
     def plot(self, instance: Any, outcome: Outcome, path: Path) -> Path: ...
+
+    def draw(self, instance: Any, outcome: Outcome, ax: Any = None) -> Any:
+        """The picture of ``outcome`` on the matplotlib axes ``ax`` (a new figure if None),
+        returned, nothing saved (:meth:`dlsched.result.Outcome.plot`)."""
+        ...
 
     def guarantees(self) -> Mapping[str, Guarantee]:
         """method name -> the theorem bounding its ratio to the optimum."""
@@ -123,9 +128,12 @@ class LazyFamily:
     holds the bundled instances. A part left out is in its usual place in the family's folder:
     ``instance.py`` (``<name>_from_dict``, ``<name>_to_dict``), ``check.py`` (``check``),
     ``methods.py`` (``METHODS``), ``generate.py``, ``theorems.py`` (``THEOREMS``), ``demo.py``
-    (``pairs`` and ``notes``), ``gantt.py`` (``save_gantt``; ``plot=None``: the family draws
-    nothing, ``plots`` is False). ``methods`` are tables merged in order; ``guarantees()``
-    come from the theorems that name one (:attr:`dlsched.verify.theorem.Theorem.guarantee`)."""
+    (``pairs`` and ``notes``), ``gantt.py`` (``save_gantt``, the picture saved, and ``gantt``,
+    the drawing function ``draw(instance, solution, ax=None, title=None)`` returning its axes,
+    whose second parameter's annotation is the solution type it draws; ``plot=None`` and
+    ``draw=None``: the family draws nothing, ``plots`` is False). ``methods`` are tables merged
+    in order; ``guarantees()`` come from the theorems that name one
+    (:attr:`dlsched.verify.theorem.Theorem.guarantee`)."""
 
     def __init__(
         self,
@@ -141,6 +149,7 @@ class LazyFamily:
         demo: Part = ".demo:pairs",
         demo_notes: Part = ".demo:notes",
         plot: Part | None = ".gantt:save_gantt",
+        draw: Part | None = ".gantt:gantt",
         outcome_details: Part | None = None,
     ) -> None:
         self.package = package
@@ -149,7 +158,7 @@ class LazyFamily:
         to_dict = to_dict or f".instance:{self.name}_to_dict"
         self.paper = paper
         self.data: Traversable = resources.files(package).joinpath("data")
-        self.plots = plot is not None
+        self.plots = plot is not None and draw is not None
         self._parts: dict[str, Part | None] = {
             "from_dict": from_dict,
             "to_dict": to_dict,
@@ -159,6 +168,7 @@ class LazyFamily:
             "demo": demo,
             "demo_notes": demo_notes,
             "plot": plot,
+            "draw": draw,
             "outcome_details": outcome_details,
         }
         self._methods = tuple(methods)
@@ -194,6 +204,13 @@ class LazyFamily:
             raise OptionError("--plot", str(path), f"the {self.name} family has no plot")
         out: Path = self._call("plot", instance, outcome, Path(path))
         return out
+
+    def draw(self, instance: Any, outcome: Outcome, ax: Any = None) -> Any:
+        if not self.plots:
+            raise OptionError("plot", outcome.method, f"the {self.name} family draws nothing")
+        from dlsched.plotting import draw_chart
+
+        return draw_chart(self._part(self._parts["draw"]), instance, outcome, ax)
 
     def theorems(self) -> Sequence[Theorem]:
         out: Sequence[Theorem] = self._part(self._parts["theorems"])

@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dlsched.errors import AgreementError
+from dlsched.errors import AgreementError, OptionError
 from dlsched.solvers.base import SolveResult, Status, relative_gap
 from dlsched.solvers.certify import Proof, bound_only, certify
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Relative agreement demanded between a producer's own objective and the checker's.
 AGREEMENT = 1e-6
@@ -22,7 +25,9 @@ class Outcome:
     ``objective`` is always the checker's re-evaluation of ``solution`` (never a solver's own
     number); ``bound`` is a certified lower bound (minimization) or None; ``status`` is
     decided by :func:`~dlsched.solvers.certify.certify` from those numbers. Build it with
-    :func:`verified_outcome`, never directly.
+    :func:`verified_outcome`, never directly. It keeps the instance it answers
+    (``instance_object``, for :meth:`plot`; ``instance`` is its name), never written by
+    :meth:`to_json`.
     """
 
     method: str
@@ -36,6 +41,7 @@ class Outcome:
     evaluation: Any = None
     solver: SolveResult | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    instance_object: Any = field(default=None, repr=False, compare=False)
 
     @property
     def gap(self) -> float | None:
@@ -63,6 +69,48 @@ class Outcome:
         if self.details:
             out["details"] = dict(self.details)
         return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row: method, instance, status, objective, bound, gap, wall_time, then the
+        details, nested ones flattened (``jct.ResNet-18``); a detail named like one of the
+        first columns is ``details.<name>``.
+
+        >>> import dlsched
+        >>> row = dlsched.solve("hare/toy-2gpu", "exact", time_limit=30).to_frame()
+        >>> row[["method", "status", "objective", "gap"]].to_dict("records")
+        [{'method': 'exact', 'status': 'optimal', 'objective': 13.5, 'gap': 0.0}]
+        """
+        import pandas as pd
+
+        head = {
+            "method": self.method,
+            "instance": self.instance,
+            "status": str(self.status),
+            "objective": self.objective,
+            "bound": self.bound,
+            "gap": self.gap,
+            "wall_time": self.wall_time,
+        }
+        details = _flatten(self.details)
+        flat = {(f"details.{k}" if k in head else k): v for k, v in details.items()}
+        return pd.DataFrame([{**head, **flat}])
+
+    def plot(self, ax: Any = None) -> Any:
+        """The family's picture of the solution (a Gantt chart of a schedule, the workers of a
+        placement) drawn on ``ax`` (a new figure if None) and its matplotlib Axes: in Jupyter
+        it shows inline; nothing is saved (``ax.figure.savefig(...)`` does). OptionError for a
+        method that returns nothing to draw (a lower bound).
+
+        >>> import dlsched
+        >>> ax = dlsched.solve("hare/toy-2gpu", "hare").plot()
+        >>> ax.get_title()
+        'toy-2gpu / hare: feasible, objective 16, bound 11.5, gap 28.13%'
+        """
+        from dlsched import families
+
+        if self.instance_object is None:
+            raise OptionError("plot", self.method, "the outcome keeps no instance to draw")
+        return families.of(self.instance_object).draw(self.instance_object, self, ax)
 
 
 def verified_outcome(
@@ -120,6 +168,7 @@ def verified_outcome(
         evaluation=evaluation,
         solver=solver,
         details={**extra, **dict(details or {})},
+        instance_object=instance,
     )
 
 
@@ -154,6 +203,18 @@ def _agree(name: str, method: str, claimed: float, objective: float, upper: bool
             f"internal error on instance '{name}', method '{method}': producer's objective "
             f"{claimed!r} {relation} checker's {objective!r} for the same solution"
         )
+
+
+def _flatten(details: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as one level, keys joined by dots."""
+    out: dict[str, Any] = {}
+    for key, value in details.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
 
 
 def json_safe(x: Any) -> Any:

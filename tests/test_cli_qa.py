@@ -176,7 +176,10 @@ def test_a_failing_picture_is_one_line_after_the_result(
     one_line(err, "--plot", "latex could not be found")
 
 
-def test_a_family_without_a_plot_is_refused_before_solving(capsys, tmp_path: Path) -> None:
+def test_a_family_without_a_plot_is_refused_before_solving(
+    capsys, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(families.get("placement"), "plots", False)  # every family draws now
     pic = tmp_path / "x.png"
     argv = ("solve", "placement/liu2024-motivating", "--method", "exact", "--plot", str(pic))
     code, out, err = run(capsys, *argv)

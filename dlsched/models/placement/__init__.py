@@ -22,7 +22,8 @@ FAMILY = LazyFamily(
     "Liu et al., Sampling-Based Multi-Job Placement, TPDS 2024 (seed 000)",
     check=".check:check_placement",
     generate=generate,
-    plot=None,
+    plot=".picture:save_picture",
+    draw=".picture:picture",
     outcome_details=".outcome:placement_details",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
