@@ -4,8 +4,8 @@ Every paper problem is a family (:mod:`dlsched.families`) with a declarative Pyo
 exactly (HiGHS, SCIP, CP-SAT); heuristics from the papers are rounding layers; every reported
 placement or schedule is re-verified by its family's checker from the raw instance
 (:func:`dlsched.result.verified_outcome`). docs/architecture.md describes the layout.
-The calls most scripts need are at the top level: ``dlsched.load``, ``dlsched.solve``
-(:mod:`dlsched.api`).
+The calls most scripts need are at the top level (:data:`API`, from :mod:`dlsched.api`):
+``dlsched.load``, ``dlsched.solve``, ``dlsched.compare``, ``dlsched.methods``, ...
 """
 
 from typing import Any
@@ -16,7 +16,17 @@ from dlsched.errors import DlschedError, InfeasibleSolutionError, InstanceError,
 __version__ = "0.1.0"
 
 #: The public calls of :mod:`dlsched.api`, imported on first use (``import dlsched`` stays light).
-API = ("load", "solve", "model", "solve_model", "programs")
+#: Its ``instances`` and ``verify`` are named like subpackages, so they stay in ``dlsched.api``.
+API = (
+    "load",
+    "solve",
+    "generate",
+    "methods",
+    "compare",
+    "model",
+    "solve_model",
+    "programs",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -33,7 +43,10 @@ __all__ = [
     "InstanceError",
     "OptionError",
     "__version__",
+    "compare",
+    "generate",
     "load",
+    "methods",
     "model",
     "programs",
     "solve",

@@ -1,35 +1,106 @@
-"""The toolkit in a few calls: what a notebook or a script types.
+"""The toolkit in a few calls: what a notebook or a script types, and the path the ``dlsched``
+command takes.
 
 >>> import dlsched
 >>> out = dlsched.solve("hare/toy-2gpu", "exact", time_limit=30)
 >>> str(out.status), out.objective
 ('optimal', 13.5)
 
-Every call goes through the same path as the ``dlsched`` command: the family's method under a
-time limit (:class:`~dlsched.solvers.deadline.Deadline`), its answer re-verified by the
-family's checker (:func:`dlsched.result.verified_outcome`).
+- :func:`load`, :func:`instances`, :func:`generate`: instances, bundled, from a file or drawn;
+- :func:`methods`: a family's methods as a table;
+- :func:`solve`: one method, its verified :class:`~dlsched.result.Outcome` (``.plot()``,
+  ``.to_frame()``);
+- :func:`compare`: methods against a reference, with their ratios and guarantees
+  (:func:`dlsched.plotting.plot_ratios` draws the ratios of several instances);
+- :func:`verify`: the papers' theorems checked on seeded instances, in this process.
+
+Every method runs as on the command line: under a time limit
+(:class:`~dlsched.solvers.deadline.Deadline`), its answer re-verified by the family's checker
+(:func:`dlsched.result.verified_outcome`). A bad argument (an unknown family or method, a
+parameter the method does not take) raises a one-line :class:`~dlsched.errors.OptionError`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from dlsched.bounds import Comparison
     from dlsched.result import Outcome
 
 from dlsched.api_models import model, programs, solve_model  # the papers' programs
 from dlsched.solvers.base import DEFAULT_TIME_LIMIT  # seconds, when solve() is given none
 
+#: The time limit of :func:`verify`, per method and instance (``dlsched verify``'s default).
+VERIFY_TIME_LIMIT = 60.0
+
 
 def load(instance: Any) -> Any:
-    """An instance: a bundled name (``"hare/toy-2gpu"``, see ``dlsched instances list``), a
-    path to a JSON file, or an instance already loaded (returned as it is)."""
+    """An instance: a bundled name (``"hare/toy-2gpu"``, see :func:`instances`), a path to a
+    JSON file, or an instance already loaded (returned as it is).
+
+    >>> load("placement/liu2024-motivating").num_workers
+    4
+    """
     if isinstance(instance, str | os.PathLike):
         from dlsched.instances import load as load_file
 
         return load_file(instance)
     return instance
+
+
+def instances(family: str | None = None) -> list[str]:
+    """The bundled instances' names (``family/name``), sorted; only ``family``'s if given.
+
+    >>> instances("elastic")[0]
+    'elastic/intro-cifar10'
+    """
+    from dlsched import families
+    from dlsched.instances import bundled
+
+    if family is None:
+        return bundled()
+    families.get(family)  # OptionError for an unknown family
+    return [name for name in bundled() if name.startswith(f"{family}/")]
+
+
+def generate(family: str, jobs: int, workers: int, seed: int = 0, **params: Any) -> Any:
+    """A random instance of ``family`` with ``jobs`` jobs and ``workers`` workers (GPUs,
+    servers), drawn from ``seed``; ``params`` are the family generator's (``dlsched generate``).
+
+    >>> inst = generate("hare", jobs=3, workers=2, seed=1)
+    >>> inst.num_jobs, inst.num_gpus
+    (3, 2)
+    """
+    from dlsched import families
+
+    return families.get(family).generate(jobs, workers, seed, **params)
+
+
+def methods(family: str) -> pd.DataFrame:
+    """The methods of ``family``, one row each: ``name``, ``summary``, ``exact`` (certifies
+    an optimum) and ``params`` (the parameter names :func:`solve` passes it).
+
+    >>> table = methods("placement")
+    >>> table.loc[table.exact, "name"].tolist()
+    ['exact', 'exhaustive']
+    """
+    import pandas as pd
+
+    from dlsched.models import methods as family_methods
+
+    rows = [
+        {"name": name, "summary": m.summary, "exact": m.exact, "params": m.params}
+        for name, m in family_methods(family).items()
+    ]
+    return pd.DataFrame(rows, columns=["name", "summary", "exact", "params"])
 
 
 def solve(
@@ -42,10 +113,15 @@ def solve(
     mip_gap: float = 0.0,
     **params: Any,
 ) -> Outcome:
-    """Run ``method`` of the instance's family (``dlsched methods FAMILY`` lists them) and
-    return its verified :class:`~dlsched.result.Outcome`: status, objective, bound, gap, the
-    solution and the details. ``params`` are the method's parameters (``route="cpsat"``,
-    ``category=(3, 1)``, ...); ``time_limit`` counts model building (None: no limit)."""
+    """Run ``method`` of the instance's family (:func:`methods` lists them) and return its
+    verified :class:`~dlsched.result.Outcome`: status, objective, bound, gap, the solution and
+    the details. ``params`` are the method's parameters (``route="cpsat"``,
+    ``category=(3, 1)``, ...); ``time_limit`` counts model building (None: no limit).
+
+    >>> out = solve("elastic/intro-cifar10", "exact")
+    >>> str(out.status), out.objective
+    ('optimal', 25.0)
+    """
     from dlsched.models import MethodOptions, run_method
     from dlsched.solvers.base import SolveOptions
 
@@ -53,4 +129,112 @@ def solve(
     return run_method(load(instance), method, MethodOptions(solve_options, params))
 
 
-__all__ = ["DEFAULT_TIME_LIMIT", "load", "model", "programs", "solve", "solve_model"]
+def comparisons(
+    instance: Any,
+    methods: str | Sequence[str],
+    reference: str = "exact",
+    *,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+    seed: int = 0,
+) -> list[Comparison]:
+    """The records of :func:`compare` (what ``dlsched compare`` prints): the reference's, then
+    one :class:`~dlsched.bounds.Comparison` per method. Every name is checked before anything
+    runs."""
+    from dlsched.bounds import compare as compare_records
+    from dlsched.models import MethodOptions
+    from dlsched.solvers.base import SolveOptions
+
+    names = [methods] if isinstance(methods, str) else list(methods)
+    options = MethodOptions(SolveOptions(time_limit=time_limit, seed=seed))
+    return compare_records(load(instance), names, reference, options)
+
+
+def compare(
+    instance: Any,
+    methods: str | Sequence[str],
+    reference: str = "exact",
+    *,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Run ``reference`` (the certified optimum, or its certified lower bound when stopped by
+    the time limit: ``reference_kind``) and each of ``methods`` on ``instance``, each under
+    ``time_limit``: one row per method, the reference's first, with its ``ratio`` to the
+    reference, the guarantee a theorem gives it (``guarantee``, ``holds``) and the instance's
+    number of ``jobs``. Several instances' frames concatenated are what
+    :func:`dlsched.plotting.plot_ratios` draws.
+
+    >>> frame = compare("hare/toy-2gpu", ["hare", "relaxation"])
+    >>> frame[["reference_kind", "reference"]].iloc[0].to_dict()
+    {'reference_kind': 'optimum', 'reference': 13.5}
+    >>> frame[["method", "status", "ratio"]].round(4).values.tolist()
+    [['exact', 'optimal', 1.0], ['hare', 'feasible', 1.1852], ['relaxation', 'bound', 0.8519]]
+    """
+    from dlsched.bounds import to_frame
+
+    inst = load(instance)
+    records = comparisons(inst, methods, reference, time_limit=time_limit, seed=seed)
+    frame = to_frame(records)
+    frame["jobs"] = inst.num_jobs
+    return frame
+
+
+def verify(
+    theorems: str | Sequence[str] = (),
+    count: int = 10,
+    *,
+    jobs: int | None = None,
+    gpus: int | None = None,
+    first_seed: int = 0,
+    time_limit: float | None = VERIFY_TIME_LIMIT,
+    seed: int = 0,
+    out: str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
+    """Check the papers' theorems (``dlsched verify``) on ``count`` seeded instances each, in
+    this process: ``theorems`` are ids or prefixes (``"002"``, ``"000-has"``; all if none),
+    ``jobs`` and ``gpus`` the instances' size (each theorem's default if None). The log, the
+    counterexamples (shrunk) go to the folder ``out``, resumed if it holds a run already; with
+    no ``out``, to a temporary folder removed afterwards. Returns the log's rows: one per
+    instance, method and case, ``holds`` False for a violation.
+
+    >>> rows = verify("002-thm4", count=2)
+    >>> len(rows), int(rows.holds.eq(False).sum())  # rows, violations
+    (6, 0)
+    """
+    import pandas as pd
+
+    from dlsched.solvers.base import SolveOptions
+    from dlsched.verify import select
+    from dlsched.verify.runner import LOG, VerifyOptions, read_log, run
+
+    chosen = select([theorems] if isinstance(theorems, str) else list(theorems))
+    options = VerifyOptions(
+        count=count,
+        first_seed=first_seed,
+        jobs=jobs,
+        gpus=gpus,
+        solve=SolveOptions(time_limit=time_limit, seed=seed, threads=1),
+        workers=0,
+        progress=False,
+    )
+    where = tempfile.TemporaryDirectory(prefix="dlsched-verify-") if out is None else None
+    with where or contextlib.nullcontext(os.fspath(out)) as folder:  # type: ignore[arg-type]
+        run(chosen, folder, options)
+        return pd.DataFrame(read_log(Path(folder) / LOG))
+
+
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "VERIFY_TIME_LIMIT",
+    "compare",
+    "comparisons",
+    "generate",
+    "instances",
+    "load",
+    "methods",
+    "model",
+    "programs",
+    "solve",
+    "solve_model",
+    "verify",
+]

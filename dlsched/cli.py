@@ -346,7 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _params(args: argparse.Namespace) -> dict[str, Any]:
+def _params(args: argparse.Namespace, call: Callable[..., Any] | None = None) -> dict[str, Any]:
+    """The method's or generator's parameters; a name the API ``call`` takes itself (seed,
+    time_limit, ...) is refused, as it is set by its own option."""
     out: dict[str, Any] = {}
     for key in ("route", "backend", "category", "alpha", "beta", "samples"):
         v = getattr(args, key, None)
@@ -356,8 +358,17 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
         if "=" not in item:
             raise OptionError("--param", item, "expected KEY=VALUE")
         k, v = item.split("=", 1)
+        if call is not None and k.strip() in _own_arguments(call):
+            raise OptionError("--param", item, f"{k.strip()} is not a parameter of the method")
         out[k.strip()] = _parse_value(v)
     return out
+
+
+def _own_arguments(call: Callable[..., Any]) -> set[str]:
+    """The named arguments of ``call`` (not its ``**params``)."""
+    from inspect import Parameter, signature
+
+    return {n for n, p in signature(call).parameters.items() if p.kind != Parameter.VAR_KEYWORD}
 
 
 def _number(x: float | None, missing: str = "-") -> str:
@@ -388,10 +399,8 @@ def _outcome_lines(outcome: Any, inst: Any) -> list[str]:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from dlsched import families
-    from dlsched.models import MethodOptions, run_method
+    from dlsched import api, families
     from dlsched.result import json_safe
-    from dlsched.solvers.base import SolveOptions
     from dlsched.solvers.progress import heartbeat
 
     inst = _load(args.instance)
@@ -400,12 +409,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.plot is not None:
         plot = _check_output("--plot", args.plot, _picture_formats())
         _check_plottable(family, plot)
-    opts = MethodOptions(
-        solve=SolveOptions(time_limit=args.time_limit, seed=args.seed, threads=args.threads),
-        params=_params(args),
-    )
+    params = _params(args, api.solve)
     with heartbeat(f"{args.method} on {_short(args.instance)}", args.time_limit):
-        outcome = run_method(inst, args.method, opts)
+        outcome = api.solve(inst, args.method, time_limit=args.time_limit, seed=args.seed,
+                            threads=args.threads, **params)  # fmt: skip
     if args.json:
         print(json.dumps(json_safe(outcome.to_json(inst)), indent=1))
     else:
@@ -417,10 +424,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_instances(args: argparse.Namespace) -> int:
-    from dlsched.instances import bundled, dumps
+    from dlsched.api import instances
+    from dlsched.instances import dumps
 
     if args.action == "list":
-        for name in bundled():
+        for name in instances():
             print(name)
     else:
         sys.stdout.write(dumps(_load(args.instance)))
@@ -428,20 +436,20 @@ def cmd_instances(args: argparse.Namespace) -> int:
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    from dlsched.models import methods
+    from dlsched.api import methods
 
-    for name, m in methods(args.family).items():
+    for m in methods(args.family).itertuples():
         tag = " [exact]" if m.exact else ""
-        print(f"{name:<18}{m.summary}{tag}")
+        print(f"{m.name:<18}{m.summary}{tag}")
     return 0
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from dlsched import families
+    from dlsched.api import generate
     from dlsched.instances import save
 
     _check_output("-o", args.output)
-    inst = families.get(args.family).generate(args.jobs, args.workers, args.seed, **_params(args))
+    inst = generate(args.family, args.jobs, args.workers, args.seed, **_params(args, generate))
     try:
         path = save(inst, args.output)
     except OSError as e:
@@ -461,18 +469,16 @@ def _methods_arg(text: str) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from dlsched.bounds import check_methods, compare, format_table
-    from dlsched.models import MethodOptions
+    from dlsched.api import comparisons
+    from dlsched.bounds import check_methods, format_table
     from dlsched.result import json_safe
-    from dlsched.solvers.base import SolveOptions
     from dlsched.solvers.progress import heartbeat
 
     inst = _load(args.instance)
     names = _methods_arg(args.methods)
     check_methods(inst.family, names, args.reference)  # before any solving
-    opts = MethodOptions(solve=SolveOptions(time_limit=args.time_limit, seed=args.seed))
     with heartbeat(f"compare on {_short(args.instance)}"):
-        rows = compare(inst, names, args.reference, opts)
+        rows = comparisons(inst, names, args.reference, time_limit=args.time_limit, seed=args.seed)
     if args.json:
         print(json.dumps([json_safe(r.to_json()) for r in rows], indent=1))
     else:
