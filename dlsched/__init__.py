@@ -43,12 +43,5 @@ __all__ = [
     "InstanceError",
     "OptionError",
     "__version__",
-    "compare",
-    "generate",
-    "load",
-    "methods",
-    "model",
-    "programs",
-    "solve",
-    "solve_model",
+    *API,
 ]

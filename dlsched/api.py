@@ -129,26 +129,6 @@ def solve(
     return run_method(load(instance), method, MethodOptions(solve_options, params))
 
 
-def comparisons(
-    instance: Any,
-    methods: str | Sequence[str],
-    reference: str = "exact",
-    *,
-    time_limit: float | None = DEFAULT_TIME_LIMIT,
-    seed: int = 0,
-) -> list[Comparison]:
-    """The records of :func:`compare` (what ``dlsched compare`` prints): the reference's, then
-    one :class:`~dlsched.bounds.Comparison` per method. Every name is checked before anything
-    runs."""
-    from dlsched.bounds import compare as compare_records
-    from dlsched.models import MethodOptions
-    from dlsched.solvers.base import SolveOptions
-
-    names = [methods] if isinstance(methods, str) else list(methods)
-    options = MethodOptions(SolveOptions(time_limit=time_limit, seed=seed))
-    return compare_records(load(instance), names, reference, options)
-
-
 def compare(
     instance: Any,
     methods: str | Sequence[str],
@@ -156,13 +136,16 @@ def compare(
     *,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     seed: int = 0,
-) -> pd.DataFrame:
+    as_frame: bool = True,
+) -> pd.DataFrame | list[Comparison]:
     """Run ``reference`` (the certified optimum, or its certified lower bound when stopped by
     the time limit: ``reference_kind``) and each of ``methods`` on ``instance``, each under
     ``time_limit``: one row per method, the reference's first, with its ``ratio`` to the
     reference, the guarantee a theorem gives it (``guarantee``, ``holds``) and the instance's
     number of ``jobs``. Several instances' frames concatenated are what
-    :func:`dlsched.plotting.plot_ratios` draws.
+    :func:`dlsched.plotting.plot_ratios` draws. ``as_frame=False``: the records themselves
+    (:class:`~dlsched.bounds.Comparison`, what ``dlsched compare`` prints). Every name is
+    checked before anything runs.
 
     >>> frame = compare("hare/toy-2gpu", ["hare", "relaxation"])
     >>> frame[["reference_kind", "reference"]].iloc[0].to_dict()
@@ -170,10 +153,17 @@ def compare(
     >>> frame[["method", "status", "ratio"]].round(4).values.tolist()
     [['exact', 'optimal', 1.0], ['hare', 'feasible', 1.1852], ['relaxation', 'bound', 0.8519]]
     """
+    from dlsched.bounds import compare as compare_records
     from dlsched.bounds import to_frame
+    from dlsched.models import MethodOptions
+    from dlsched.solvers.base import SolveOptions
 
     inst = load(instance)
-    records = comparisons(inst, methods, reference, time_limit=time_limit, seed=seed)
+    names = [methods] if isinstance(methods, str) else list(methods)
+    options = MethodOptions(SolveOptions(time_limit=time_limit, seed=seed))
+    records = compare_records(inst, names, reference, options)
+    if not as_frame:
+        return records
     frame = to_frame(records)
     frame["jobs"] = inst.num_jobs
     return frame
@@ -227,7 +217,6 @@ __all__ = [
     "DEFAULT_TIME_LIMIT",
     "VERIFY_TIME_LIMIT",
     "compare",
-    "comparisons",
     "generate",
     "instances",
     "load",

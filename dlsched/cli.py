@@ -469,7 +469,7 @@ def _methods_arg(text: str) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from dlsched.api import comparisons
+    from dlsched.api import compare
     from dlsched.bounds import check_methods, format_table
     from dlsched.result import json_safe
     from dlsched.solvers.progress import heartbeat
@@ -478,7 +478,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     names = _methods_arg(args.methods)
     check_methods(inst.family, names, args.reference)  # before any solving
     with heartbeat(f"compare on {_short(args.instance)}"):
-        rows = comparisons(inst, names, args.reference, time_limit=args.time_limit, seed=args.seed)
+        rows = compare(
+            inst, names, args.reference, time_limit=args.time_limit, seed=args.seed, as_frame=False
+        )
     if args.json:
         print(json.dumps([json_safe(r.to_json()) for r in rows], indent=1))
     else:
