@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from dlsched.models.hare.instance import HareInstance
@@ -116,15 +117,21 @@ def segment_spans(sizes: list[int], max_tasks: int, pair_tasks: int) -> list[tup
     e.g. a data-parallel job of 20 tasks: its pairs would never be tried otherwise); never all
     of them."""
     k = len(sizes)
+    before = [0, *accumulate(sizes)]  # tasks of blocks 0..i-1
 
-    def wanted(i: int, j: int) -> bool:
-        tasks = sum(sizes[i:j])
-        return j - i == 1 or tasks <= max_tasks or (j - i == 2 and tasks <= pair_tasks)
+    def tasks(span: tuple[int, int]) -> int:
+        return before[span[1]] - before[span[0]]
 
-    spans = [
-        (i, j) for i in range(k) for j in range(i + 1, k + 1) if wanted(i, j) and (i, j) != (0, k)
-    ]
-    return sorted(spans, key=lambda s: (sum(sizes[s[0] : s[1]]), s))
+    spans = []
+    for i in range(k):
+        for j in range(i + 1, k + 1):
+            t = tasks((i, j))
+            wanted = j - i == 1 or t <= max_tasks or (j - i == 2 and t <= pair_tasks)
+            if wanted and (i, j) != (0, k):
+                spans.append((i, j))
+            if j - i >= 2 and t > max_tasks:  # longer runs from i only have more tasks
+                break
+    return sorted(spans, key=lambda s: (tasks(s), s))
 
 
 def segment_share(left: float, count: int, pair: bool) -> float:
