@@ -26,7 +26,7 @@ from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.pipeline import Strategy, choose_strategy, solve_exact
 from dlsched.models.hare.scaling import scale_data
 from dlsched.solvers.base import SolveOptions, Status
-from dlsched.solvers.deadline import Deadline
+from dlsched.solvers.deadline import Deadline, grace
 
 
 def _job(name: str, arrival: float, weight: float, rounds: int, k: int, tc, ts) -> HareJob:
@@ -158,16 +158,27 @@ def test_branch_and_bound_matches_brute_force_on_generated_instances():
 def test_route_keeps_its_time_limit_when_the_search_does_not_end(monkeypatch):
     """29 tasks, 7 jobs: the proof takes far longer than the limit. The search stops, unproven,
     at its share of the time left; CP-SAT (the warm start before it, the final stage after)
-    is handed at most what is left. The fake clock moves only while the search runs (a tenth
-    of a second at each of its looks at the deadline), then the search's stop leaves a tenth
-    of a second to the final stage."""
+    is handed at most what is left before the time kept for the check. The fake clock moves
+    only while the search runs (a tenth of a second at each of its looks at the deadline), then
+    the search's stop leaves a tenth of a second to the final stage."""
     from dlsched.models.hare import branch, cpsat, pipeline
+    from dlsched.models.hare.budget import CHECK_GRACES
 
     inst = generate(7, 4, 2)
     strategy = choose_strategy(inst, SolveOptions())
     assert strategy.branch_share == pipeline.BRANCH_SHARE_LARGE and strategy.warm_start
     limit, clock = 3.0, FakeClock()
+    end = limit - CHECK_GRACES * grace(limit)  # the pipeline's share: the check follows it
     handed = record_time_limits(monkeypatch, cpsat)
+    spy = cpsat.run_cpsat
+
+    def final_stage_takes_its_time(*args, **kwargs):  # so the real run cannot end the test
+        out = spy(*args, **kwargs)
+        if len(handed) == 2:
+            clock.advance(handed[-1])
+        return out
+
+    monkeypatch.setattr(cpsat, "run_cpsat", final_stage_takes_its_time)
     real = branch.branch_and_bound
     stages = []
 
@@ -176,13 +187,13 @@ def test_route_keeps_its_time_limit_when_the_search_does_not_end(monkeypatch):
         clock.step = 0.1
         got = real(instance, d, upper, deadline)
         clock.step = 0.0
-        clock.advance(limit - 0.1 - clock.now)  # the route started at 0: 0.1 s left
+        clock.advance(end - 0.1 - clock.now)  # the route started at 0: 0.1 s left
         return got
 
     monkeypatch.setattr(pipeline, "branch_and_bound", search)
     out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=limit), clock=clock))
-    assert stages == [pytest.approx(pipeline.BRANCH_SHARE_LARGE * limit)]  # no time before it
-    warm = min(pipeline.WARM_SECONDS, pipeline.WARM_SHARE * limit)
+    assert stages == [pytest.approx(pipeline.BRANCH_SHARE_LARGE * end)]  # no time before it
+    warm = min(pipeline.WARM_SECONDS, pipeline.WARM_SHARE * end)
     assert handed == [pytest.approx(warm), pytest.approx(0.1)]  # warm start, final stage
     assert out.details["branch_proven"] is False
     assert out.status == Status.TIME_LIMIT

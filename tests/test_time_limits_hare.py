@@ -1,9 +1,10 @@
 """Hare's time limits: the baselines (dlsched/models/hare/baselines.py) honour --time-limit (on
 1,000 jobs over 2 GPUs sched-homo took 14-24 s whatever the limit; a baseline cut by its
-deadline returns no schedule, status time_limit, details["reason"]), and the exact route
-splits its Deadline into the stages' budgets (dlsched/models/hare/pipeline.py). A fake clock
-stands for the time: each test shows what a route did at its deadline, never how long it
-took."""
+deadline returns no schedule, status time_limit, details["reason"]), the exact route splits
+its Deadline into the stages' budgets (dlsched/models/hare/pipeline.py), and every route keeps
+room for the work after it (dlsched/models/hare/budget.py: the check, a forked model's
+fallback; a CP-SAT model not built in time is not run). A fake clock stands for the time:
+each test shows what a route did at its deadline, never how long it took."""
 
 from __future__ import annotations
 
@@ -13,16 +14,19 @@ from fake_clock import FakeClock, record_time_limits
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import baselines, cpsat, lns, pipeline
 from dlsched.models.hare.baselines import BASELINES, BaselineTimeUp, baseline_outcome
+from dlsched.models.hare.budget import BUILD_SHARE, CHECK_GRACES, FORK_GRACES
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.common import RouteResult
+from dlsched.models.hare.cpsat import BuildTimeUp
 from dlsched.models.hare.decompose import SubsetBound
 from dlsched.models.hare.generate import generate
 from dlsched.models.hare.lns import LnsResult
-from dlsched.models.hare.methods import HINT_SHARE
+from dlsched.models.hare.methods import HINT_SHARE, METHODS
+from dlsched.models.hare.relaxation import combinatorial_bound
 from dlsched.models.hare.scaling import scale_data, scaled_objective
 from dlsched.solvers.base import SolveOptions, Status
 from dlsched.solvers.certify import Proof
-from dlsched.solvers.deadline import Deadline
+from dlsched.solvers.deadline import Deadline, grace
 
 
 @pytest.fixture(scope="module")
@@ -109,9 +113,10 @@ def test_a_portion_is_a_share_of_the_limit_from_now_never_past_the_deadline():
 
 def test_the_exact_route_splits_its_limit_into_the_stages_shares(monkeypatch):
     """Each stage stubbed to take a known time of the fake clock: the hint gets its share of
-    the limit, the subset stage SUBSET_SHARE of what was left after it, the search LNS_SHARE
-    of that from its own start, the LP bound its share of the time left, and the final CP-SAT
-    stage all that is left; and each stage is reported."""
+    the limit, the subset stage SUBSET_SHARE of what was left after it up to CHECK_GRACES
+    graces before the limit (kept for the check), the search LNS_SHARE of that from its own
+    start, the LP bound its share of the time left, and the final CP-SAT stage all that is
+    left; and each stage is reported."""
     inst = generate(12, 4, 3)  # above SUBSET_MIN_TASKS: the subset stage and the search run
     assert inst.num_tasks > pipeline.SUBSET_MIN_TASKS
     assert pipeline.choose_strategy(inst, SolveOptions()).branch_share == 0
@@ -153,7 +158,7 @@ def test_the_exact_route_splits_its_limit_into_the_stages_shares(monkeypatch):
     monkeypatch.setattr(pipeline, "improve", search)
     monkeypatch.setattr(pipeline, "solve_cpsat_native", final)
     out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=limit), clock=clock))
-    rest = limit - took["hint"]
+    rest = limit - took["hint"] - CHECK_GRACES * grace(limit)
     assert seen["hint"] == pytest.approx(HINT_SHARE * limit)
     assert seen["subsets"] == pytest.approx(pipeline.SUBSET_SHARE * rest)
     assert seen["lp"] == pytest.approx(rest - took["subsets"])  # its own share is lp_stage's
@@ -187,3 +192,102 @@ def test_the_search_never_runs_past_the_time_left(monkeypatch):
     assert got.steps == 3  # 1.0, 0.65, 0.3 s left at their starts; then none
     assert handed == pytest.approx([0.4, 0.4, 0.3])
     assert scaled_objective(d, inst, got.schedule) <= scaled_objective(d, inst, hint)
+
+
+# --- the room a route keeps for the work after it ----------------------------------------------
+
+
+def test_sooner_ends_a_budget_earlier_and_never_before_its_start():
+    clock = FakeClock()
+    d = Deadline.after(10.0, clock)
+    clock.advance(2.0)
+    early = d.sooner(1.5)
+    assert (early.limit, early.start, early.whole, early.left()) == (8.5, 0.0, 10.0, 6.5)
+    assert d.sooner(20.0).limit == 0.0 and d.sooner(20.0).passed()
+    assert Deadline.never(clock).sooner(1.0).limit is None
+
+
+#: method -> (its status when the forked model is killed, the detail that says what replaced it)
+FORKED = {
+    "relaxation": (Status.TIME_LIMIT, ("model_built", False)),
+    "relaxation-strong": (Status.TIME_LIMIT, ("model_built", False)),
+    "exact-milp": (Status.TIME_LIMIT, ("returned", "greedy")),
+    "hare": (Status.FEASIBLE, ("relaxation_status", "time_limit")),
+    "hare-strong": (Status.FEASIBLE, ("relaxation_status", "time_limit")),
+}
+
+
+@pytest.mark.parametrize("method", sorted(FORKED))
+def test_a_forked_model_is_killed_a_grace_before_the_limit_for_the_fallback(monkeypatch, method):
+    """The Pyomo models (RL, its strengthening, the disjunctive model) are built and solved in
+    a child whose own deadline ends FORK_GRACES graces before the method's: killed a grace
+    past it, a grace before the limit, which the parent keeps for its fallback and the check.
+    A fake clock: 0.2 s of the 2 s limit gone at the fork; the child is killed there."""
+    from dlsched.solvers import deadline as deadline_module
+
+    inst = generate(8, 3, 1)
+    limit, clock = 2.0, FakeClock()
+    handed = []
+
+    def killed(fn, *args, seconds, label):
+        child = next(a for a in args if isinstance(a, Deadline))
+        handed.append((seconds, child.left()))
+        return None
+
+    monkeypatch.setattr(deadline_module, "call_with_deadline", killed)
+    options = MethodOptions(SolveOptions(time_limit=limit), clock=clock).started()
+    clock.advance(0.2)
+    out = METHODS[method].run(inst, options)
+    own = limit - 0.2 - FORK_GRACES * grace(limit)  # the child's deadline and its solver's
+    assert handed == [(pytest.approx(own + grace(limit)), pytest.approx(own))]
+    assert own + grace(limit) <= limit - 0.2 - grace(limit) + 1e-9  # a grace kept after it
+    status, (key, value) = FORKED[method]
+    assert out.status == status and out.details[key] == value
+    assert out.bound == pytest.approx(combinatorial_bound(inst)["bound"])
+
+
+def test_a_cpsat_model_not_built_in_its_share_is_not_run_and_the_hint_stands(monkeypatch):
+    """Building stops when BUILD_SHARE of the stage's time has gone (every look at the fake
+    clock takes 10 ms here): CP-SAT is not run, the hint is returned, status time_limit."""
+    inst = generate(12, 4, 3)
+    hint = cpsat.best_hint(inst)[1]
+    handed = record_time_limits(monkeypatch, cpsat)
+    clock = FakeClock(step=0.01)
+    stage = Deadline.after(0.5, clock)
+    with pytest.raises(BuildTimeUp):  # the build alone looks at the clock once per task
+        cpsat.build_cpsat(inst, deadline=stage.stage(BUILD_SHARE))
+    got = cpsat.solve_cpsat_native(inst, SolveOptions(), hint, deadline=stage, lp_bound=False)
+    assert handed == [] and got.schedule is hint
+    assert got.info["cpsat_status"] == "not built (time limit)"
+    assert got.info["returned"] == "hint"
+    cert = got.certified(inst.name)
+    assert cert.status == Status.TIME_LIMIT and cert.bound <= got.objective
+    frozen = FakeClock()  # time stands still: the model is built and run with all of it
+    cpsat.solve_cpsat_native(inst, SolveOptions(), hint, deadline=Deadline.after(0.5, frozen))
+    assert handed == [pytest.approx(0.5)]
+
+
+def test_the_search_ends_at_a_step_whose_model_cannot_be_built_in_time(monkeypatch):
+    inst = generate(20, 3, 1, rounds=(1, 2), tasks=(1, 2))
+    hint = cpsat.best_hint(inst)[1]
+    handed = record_time_limits(monkeypatch, lns)
+    shares = []
+
+    def late(*args, deadline, **kw):
+        shares.append(deadline.limit)
+        raise BuildTimeUp
+
+    monkeypatch.setattr(lns, "build_cpsat", late)
+    got = lns.improve(inst, hint, Deadline.after(10.0, FakeClock()))
+    assert shares == [pytest.approx(BUILD_SHARE * 10.0)] and handed == []
+    assert got.steps == 0 and got.schedule is hint
+
+
+def test_the_hints_first_list_schedule_always_runs_and_the_rest_stop_at_the_deadline():
+    inst = generate(12, 4, 3)
+    clock = FakeClock()
+    past = Deadline.after(1.0, clock)
+    clock.advance(1.0)
+    assert [name for name, _ in cpsat.hint_candidates(inst, past)] == ["arrival/earliest-finish"]
+    names = [name for name, _ in cpsat.hint_candidates(inst)]
+    assert len(names) == 8 + len(BASELINES) and names[0] == "arrival/earliest-finish"

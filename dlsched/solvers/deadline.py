@@ -192,6 +192,13 @@ class Deadline:
         limit."""
         return grace(self.whole)
 
+    def sooner(self, seconds: float) -> Deadline:
+        """This budget ending ``seconds`` sooner (at its start at the earliest): the time kept
+        after it for work that must follow (a fallback, decoding, checking)."""
+        if self.limit is None:
+            return self
+        return Deadline(max(self.limit - seconds, 0.0), self.start, self.whole, self.clock)
+
     def for_fork(self) -> Deadline:
         """This budget ending half a :meth:`grace` sooner: the deadline of work forked by
         :meth:`run` (and of the solver in it) when the parent has work left after a kill (a

@@ -1,12 +1,14 @@
-"""How the hare exact routes spend their time limit: every stage budget in one place.
+"""How the hare routes spend their time limit: every stage budget in one place.
 
 A route receives the method's :class:`~dlsched.solvers.deadline.Deadline` and splits it with the
 shares below (``deadline.share(s)``: the first s of the whole limit; ``deadline.stage(s)``: s of
-what is left; ``deadline.portion(s, cap)``: s of the whole limit from now, at most cap seconds),
-never with clock arithmetic of its own. Order of a general exact run: the hint's baselines
-(HINT_SHARE), then on small instances the branch and bound (BRANCH_SHARE_*, after a warm start
-above BRANCH_SMALL_TASKS tasks), then job-subset bounds (SUBSET_SHARE), the neighbourhood search
-(LNS_SHARE) and the CP-SAT stage (the rest, LP_SHARE of it for the time-indexed LP bound).
+what is left; ``deadline.portion(s, cap)``: s of the whole limit from now, at most cap seconds;
+``deadline.sooner(seconds)``: ending that much sooner), never with clock arithmetic of its
+own. Order of a general exact run: the hint's baselines (HINT_SHARE), then on small instances
+the branch and bound (BRANCH_SHARE_*, after a warm start above BRANCH_SMALL_TASKS tasks), then
+job-subset bounds (SUBSET_SHARE), the neighbourhood search (LNS_SHARE) and the CP-SAT stage
+(the rest, LP_SHARE of it for the time-indexed LP bound), all ending CHECK_GRACES before the
+deadline.
 """
 
 # --- The hint (:mod:`methods`) ---
@@ -42,6 +44,29 @@ WARM_SECONDS, WARM_SHARE, WARM_WORKERS = 1.5, 0.1, 2
 #: The time-indexed LP bound's budget: this share of the time the CP-SAT stage has left, at most
 #: LP_SECONDS; below LP_MIN_BUDGET seconds it is not attempted (see :func:`cpsat.lp_stage`).
 LP_SHARE, LP_SECONDS, LP_MIN_BUDGET = 0.2, 30.0, 1.0
+#: A CP-SAT model (the final stage's, a search step's) is built in at most this share of the
+#: time its stage has left, or not at all (the stage keeps its hint): hinting it, CP-SAT's own
+#: loading and reading its schedule back take about as long again (1,000 jobs, 4,055 tasks:
+#: 0.24 s to build, 0.15 s to hint and load), and the solver needs some of it.
+BUILD_SHARE = 0.5
+
+# --- Room kept for the work after a route (:mod:`methods`) ---
+
+#: In graces of the method's limit (:meth:`Deadline.grace`: a tenth of it, at most 1 s). The
+#: exact pipeline ends CHECK_GRACES before the method's deadline: its schedule is then checked
+#: from the raw instance (on 1,000 jobs at 1 s its last CP-SAT model was still being built at
+#: the limit). A Pyomo model forked under the deadline (RL, its strengthening, the disjunctive
+#: model: built in Python, so killed when late) ends FORK_GRACES before it, so that the kill, a
+#: grace past its end, comes a grace before the limit and leaves the parent that grace for its
+#: fallback (the combinatorial bound, Algorithm 1 on each job's chain starts, the greedy
+#: schedule) and the check: 0.05-0.1 s on 1,000 jobs, which ran past the limit and its grace.
+CHECK_GRACES, FORK_GRACES = 0.5, 2.0
+
+# --- The online HLAS methods (:mod:`online.methods`) ---
+
+#: GPU_Grouping's MILP ends GROUPING_SHARE of the limit after the method's start: the
+#: simulation that follows cannot stop (0.12 s on 1,000 jobs; the grouping alone took 0.9 s).
+GROUPING_SHARE = 0.5
 
 # --- The R || sum w_j C_j route (:mod:`special`) ---
 

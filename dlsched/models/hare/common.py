@@ -1,5 +1,6 @@
 """Shared helpers of the hare methods: the typed result of an exact route, the budget of a route
-called outside a method, and a repair of solver round-off in continuous schedules."""
+called outside a method or followed by other work, and a repair of solver round-off in
+continuous schedules."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import Certificate, Proof, certify
 from dlsched.solvers.deadline import Deadline
+
+from .budget import CHECK_GRACES, FORK_GRACES
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,19 @@ def budget(options: SolveOptions, deadline: Deadline | None) -> Deadline:
     """A route's budget: ``deadline`` (a method's, or a stage of it), or for a caller without
     one (a test, a benchmark), ``options.time_limit`` from now."""
     return Deadline.after(options.time_limit) if deadline is None else deadline
+
+
+def forked(deadline: Deadline) -> Deadline:
+    """The budget of a model forked under ``deadline`` (:meth:`Deadline.run`) whose parent has
+    work after it, a fallback when it is killed, then checking: ending :data:`FORK_GRACES`
+    graces sooner (killed a grace before the limit)."""
+    return deadline.sooner(FORK_GRACES * deadline.grace())
+
+
+def before_checking(deadline: Deadline) -> Deadline:
+    """The budget of a route whose schedule is decoded and checked after it: ending
+    :data:`CHECK_GRACES` graces before ``deadline``."""
+    return deadline.sooner(CHECK_GRACES * deadline.grace())
 
 
 def push_to_feasible(instance: HareInstance, schedule: TaskSchedule) -> tuple[TaskSchedule, float]:

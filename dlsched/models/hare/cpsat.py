@@ -35,9 +35,9 @@ from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import ContradictionError, Proof
 from dlsched.solvers.cpsat import run_cpsat
-from dlsched.solvers.deadline import Deadline
+from dlsched.solvers.deadline import NEVER, Deadline
 
-from .budget import LP_MIN_BUDGET, LP_SECONDS, LP_SHARE
+from .budget import BUILD_SHARE, LP_MIN_BUDGET, LP_SECONDS, LP_SHARE
 from .common import NEAR_LIMIT, RouteResult, budget
 from .relaxation import combinatorial_bound, fastest_round
 from .scaling import ScaledData, objective_unit, scale_data, scaled_objective
@@ -60,6 +60,17 @@ class CpsatHare:
         """The GPU (or, when pooled, the representative of the class) ``task`` is on, given
         ``value`` (a solver's value function)."""
         return next(m for m in self.slots if value(self.present[(task, m)]))
+
+
+class BuildTimeUp(Exception):
+    """The deadline of a model's building passed before the model was whole."""
+
+
+def _in_time(deadline: Deadline) -> None:
+    """:class:`BuildTimeUp` once ``deadline`` has passed (asked per task or job while a model
+    is built: Python building cannot be stopped otherwise)."""
+    if deadline.passed():
+        raise BuildTimeUp
 
 
 def gpu_classes(instance: HareInstance) -> list[list[int]]:
@@ -88,8 +99,10 @@ def build_cpsat(
     redundant: bool = False,
     pooled: bool = True,
     partial: Sequence[tuple[Sequence[int], int]] = (),
+    deadline: Deadline = NEVER,
 ) -> CpsatHare:
-    """Build Hare_Sched (4)-(8) in CP-SAT; never solves.
+    """Build Hare_Sched (4)-(8) in CP-SAT; never solves. Raises :class:`BuildTimeUp` if
+    ``deadline`` passes before the model is whole.
 
     ``upper``: the (scaled) objective of a known schedule. Then the model keeps only schedules
     of objective <= upper, which contain every optimal one; it gives each job a deadline
@@ -116,13 +129,15 @@ def build_cpsat(
     start = _start_variables(cp, d, instance, windows)  # (4)
     classes_all = gpu_classes(instance)
     slots = [cls[0] for cls in classes_all] if pooled else list(range(instance.num_gpus))
-    present, intervals, finish = _assignment(cp, d, instance, start, slots)  # (5)
+    present, intervals, finish = _assignment(cp, d, instance, start, slots, deadline)  # (5)
     _gpu_capacity(cp, intervals, {cls[0]: len(cls) for cls in classes_all}, pooled)  # (8)
     if redundant:
         _redundant_cumulatives(cp, d, instance, start, present, pooled)
-    completion = _barriers_and_completions(cp, d, instance, start, finish, windows)  # (6), (7)
+    completion = _barriers_and_completions(
+        cp, d, instance, start, finish, windows, deadline
+    )  # (6), (7)
     classes = classes_all if symmetry and not pooled else []
-    _break_gpu_symmetry(cp, instance, present, classes)
+    _break_gpu_symmetry(cp, instance, present, classes, deadline)
     _objective(cp, d, completion, upper, lower, partial)
     pools = {cls[0]: cls for cls in classes_all} if pooled else {}
     return CpsatHare(cp, d, start, present, completion, classes, pools, slots)
@@ -167,7 +182,12 @@ def _start_variables(cp: Any, d: ScaledData, instance: HareInstance, w: JobWindo
 
 
 def _assignment(
-    cp: Any, d: ScaledData, instance: HareInstance, start: dict, slots: list[int]
+    cp: Any,
+    d: ScaledData,
+    instance: HareInstance,
+    start: dict,
+    slots: list[int],
+    deadline: Deadline = NEVER,
 ) -> tuple[dict, dict, dict]:
     """(5) assign_once: one presence literal per (task, slot), exactly one per task; the
     optional training interval on each slot, and the finish (training + sync) of each task."""
@@ -175,6 +195,7 @@ def _assignment(
     intervals: dict[int, list[Any]] = {m: [] for m in slots}
     finish: dict[Task, Any] = {}
     for i in instance.tasks:
+        _in_time(deadline)
         n = i[0]
         for m in slots:
             lit = present[(i, m)] = cp.new_bool_var(f"y{i},{m}")
@@ -223,12 +244,19 @@ def _redundant_cumulatives(
 
 
 def _barriers_and_completions(
-    cp: Any, d: ScaledData, instance: HareInstance, start: dict, finish: dict, w: JobWindows
+    cp: Any,
+    d: ScaledData,
+    instance: HareInstance,
+    start: dict,
+    finish: dict,
+    w: JobWindows,
+    deadline: Deadline = NEVER,
 ) -> list[Any]:
     """(7) round_barrier through a barrier variable per (job, round >= 1); (6) C_n after every
     last-round finish; identical tasks of one round start in order (symmetry)."""
     completion = []
     for n, job in enumerate(instance.jobs):
+        _in_time(deadline)
         for r in range(1, job.rounds):
             lo = d.arrival[n] + (r * w.fast[n] if w.tighten else 0)
             b = cp.new_int_var(lo, max(lo, w.deadline[n]), f"b{n},{r}")
@@ -247,13 +275,18 @@ def _barriers_and_completions(
 
 
 def _break_gpu_symmetry(
-    cp: Any, instance: HareInstance, present: dict, classes: list[list[int]]
+    cp: Any,
+    instance: HareInstance,
+    present: dict,
+    classes: list[list[int]],
+    deadline: Deadline = NEVER,
 ) -> None:
     """For identical GPUs m < m', the first task on m' comes after the first task on m."""
     tasks = instance.tasks
     for cls in classes:
         for m, m2 in zip(cls, cls[1:], strict=False):
             for p, i in enumerate(tasks):
+                _in_time(deadline)
                 cp.add(present[(i, m2)] <= sum(present[(t, m)] for t in tasks[:p]))
 
 
@@ -328,9 +361,8 @@ def canonical(instance: HareInstance, schedule: TaskSchedule, classes: list[list
 def hint_candidates(
     instance: HareInstance, deadline: Deadline | None = None
 ) -> list[tuple[str, TaskSchedule]]:
-    """Quick feasible schedules: list schedules by several priorities (both GPU rules),
-    Algorithm 1 on per-job chain starts, then the baselines until ``deadline`` (the list
-    schedules always run, the baselines stop at it)."""
+    """Quick feasible schedules: list schedules by several priorities (both GPU rules), then
+    the baselines, until ``deadline`` (the first list schedule always runs)."""
     from .baselines import BASELINES, BaselineTimeUp, BaselineTooLarge
     from .rounding import list_schedule
 
@@ -359,10 +391,18 @@ def hint_candidates(
             i[2],
         ),
     }
-    out = []
+    out: list[tuple[str, TaskSchedule]] = []
+
+    def late() -> bool:
+        return bool(out) and deadline is not None and deadline.passed()
+
     for name, key in keys.items():
+        if late():
+            return out
         order = sorted(instance.tasks, key=key)
         for rule in ("earliest-finish", "earliest-available"):
+            if late():
+                return out
             try:
                 out.append((f"{name}/{rule}", list_schedule(instance, order, rule)))
             except ValueError:  # an order breaking the round sequence (cannot happen here)
@@ -434,8 +474,10 @@ def solve_cpsat_native(
     """The LP-bound and CP-SAT stages of the exact route (the subset stage is
     :func:`pipeline.solve_exact`); the best schedule, its objective and what was proved.
 
-    ``deadline``: the stage's budget (default: ``options.time_limit`` from now); CP-SAT gets
-    what is left of it after the LP bound, with the threads, seed and gap of ``options``.
+    ``deadline``: the stage's budget (default: ``options.time_limit`` from now); the model is
+    built in at most :data:`BUILD_SHARE` of what the LP bound left (else the hint is
+    returned, ``cpsat_status`` "not built"), and CP-SAT gets what is left then, with the
+    threads, seed and gap of ``options``.
     With a ``hint`` (and exact scaling) its objective is an upper bound of the model
     (``use_upper``); the hint is returned if CP-SAT finds nothing at least as good.
     ``prior``: bounds proved by earlier stages, stated in the model.
@@ -460,17 +502,31 @@ def solve_cpsat_native(
         else None
     )
     lower = max((v for v in (prior.lower, lb and lb.scaled) if v is not None), default=None)
-    built = build_cpsat(
-        instance,
-        d,
-        upper=upper,
-        lower=lower,
-        symmetry=symmetry,
-        job_bounds=job_bounds,
-        redundant=redundant,
-        pooled=pooled,
-        partial=prior.partial,
-    )
+    scaling = {
+        "time_scale": d.time_scale,
+        "weight_scale": d.weight_scale,
+        "scale_exact": d.exact,
+        "horizon": d.horizon / d.time_scale,
+    }
+    try:
+        built = build_cpsat(
+            instance,
+            d,
+            upper=upper,
+            lower=lower,
+            symmetry=symmetry,
+            job_bounds=job_bounds,
+            redundant=redundant,
+            pooled=pooled,
+            partial=prior.partial,
+            deadline=deadline.stage(BUILD_SHARE),
+        )
+    except BuildTimeUp:  # no time to build the model and run it: the hint, as if CP-SAT ran dry
+        info = {**prior.info, **scaling, "cpsat_status": "not built (time limit)"}
+        objective = None if upper is None else upper / unit
+        proof = _proof(instance, d, None, lower, near_limit=True)
+        info.update(lp_info(lb, d, prior.info), returned="hint")
+        return RouteResult(hint, objective, proof, info)
     if hint is not None:
         add_hint(built, instance, hint)
     run = run_cpsat(
@@ -481,10 +537,7 @@ def solve_cpsat_native(
     )
     info = {
         **prior.info,
-        "time_scale": d.time_scale,
-        "weight_scale": d.weight_scale,
-        "scale_exact": d.exact,
-        "horizon": d.horizon / d.time_scale,
+        **scaling,
         "cpsat_status": run.status_name,
         # C_n >= every last finish (6) leaves C_n free to lie above the schedule's completion
         # in a solution CP-SAT did not prove optimal with no gap: its objective then only
@@ -556,20 +609,23 @@ def lp_stage(
 def _proof(
     instance: HareInstance, d: ScaledData, run: Any, lower: int | None, near_limit: bool
 ) -> Proof:
-    """What the CP-SAT stage proved: CP-SAT's bound, raised to the earlier stages' and to the
-    combinatorial bound (all valid); none on rounded-up data, where bounds bound nothing."""
+    """What the CP-SAT stage proved: CP-SAT's bound (``run`` None: the model was not run),
+    raised to the earlier stages' and to the combinatorial bound (all valid); none on
+    rounded-up data, where bounds bound nothing."""
     unit = d.time_scale * d.weight_scale
+    own = 0 if run is None else run.bound
     bound = None
-    if run.bound is not None and d.exact:
+    if own is not None and d.exact:
         combinatorial = _scaled_bound(combinatorial_bound(instance)["bound"], unit)
-        bound = max(run.bound, lower or 0, combinatorial) / unit
+        bound = max(own, lower or 0, combinatorial) / unit
+    ran = run is not None
     return Proof(
         bound=bound,
-        claimed_optimal=run.proven_optimal,
-        infeasible=run.infeasible,
-        hit_limit=run.hit_limit or near_limit,
+        claimed_optimal=ran and run.proven_optimal,
+        infeasible=ran and run.infeasible,
+        hit_limit=near_limit or (ran and run.hit_limit),
         unit=objective_unit(d),
     )
 
 
-__all__ = ["CpsatHare", "PriorBounds", "build_cpsat", "solve_cpsat_native"]
+__all__ = ["BuildTimeUp", "CpsatHare", "PriorBounds", "build_cpsat", "solve_cpsat_native"]

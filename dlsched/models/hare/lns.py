@@ -28,9 +28,10 @@ from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.cpsat import run_cpsat
-from dlsched.solvers.deadline import Deadline
+from dlsched.solvers.deadline import NEVER, Deadline
 
-from .cpsat import add_hint, build_cpsat, canonical, colour_pools
+from .budget import BUILD_SHARE
+from .cpsat import BuildTimeUp, add_hint, build_cpsat, canonical, colour_pools
 from .scaling import ScaledData, scale_data, scaled_objective
 
 #: Tasks freed per step, seconds per step, CP-SAT workers per step.
@@ -50,10 +51,18 @@ class LnsResult:
     window_tasks: int  # the widest window size searched
 
 
-def job_window(instance: HareInstance, first: int, window_tasks: int) -> set[int]:
-    """Jobs consecutive in arrival order from position ``first`` (wrapping never), as many as
-    fit in ``window_tasks`` tasks, at least one."""
-    order = sorted(range(instance.num_jobs), key=lambda n: (instance.jobs[n].arrival, n))
+def arrival_order(instance: HareInstance) -> list[int]:
+    """Job indices by arrival (then index)."""
+    return sorted(range(instance.num_jobs), key=lambda n: (instance.jobs[n].arrival, n))
+
+
+def job_window(
+    instance: HareInstance, first: int, window_tasks: int, order: list[int] | None = None
+) -> set[int]:
+    """Jobs consecutive in arrival order (``order``, default :func:`arrival_order`) from
+    position ``first`` (wrapping never), as many as fit in ``window_tasks`` tasks, at least
+    one."""
+    order = arrival_order(instance) if order is None else order
     out: set[int] = set()
     tasks = 0
     for n in order[first:]:
@@ -75,10 +84,13 @@ def reoptimize(
 ) -> tuple[TaskSchedule | None, bool]:
     """The model with every task of a job outside ``free`` fixed to its class and start, and at
     most the schedule's objective: its best schedule (None if it found none), and whether
-    CP-SAT proved that neighbourhood (optimal, or nothing at most as costly). CP-SAT runs for
-    ``options.time_limit``, and not past ``deadline`` once the model is built."""
+    CP-SAT proved that neighbourhood (optimal, or nothing at most as costly). The model is
+    built in :data:`BUILD_SHARE` of what is left to ``deadline`` (else :class:`BuildTimeUp`);
+    CP-SAT runs for ``options.time_limit``, and not past ``deadline``."""
     schedule = canonical(instance, schedule, [])  # the model orders the tasks of a round
-    built = build_cpsat(instance, d, upper=scaled_objective(d, instance, schedule))
+    upper = scaled_objective(d, instance, schedule)
+    building = NEVER if deadline is None else deadline.stage(BUILD_SHARE)
+    built = build_cpsat(instance, d, upper=upper, deadline=building)
     add_hint(built, instance, schedule)
     rep = {m: r for r, cls in built.pools.items() for m in cls}
     for e in schedule.entries:
@@ -110,10 +122,11 @@ def improve(
 ) -> LnsResult:
     """Steps of the module docstring until ``deadline``, or until every window was proven
     without a gain since the last improvement and a wider one would free every job (the
-    schedule is then optimal for each of them: more steps of this search cannot help); exact
-    data only. Each step's CP-SAT run gets ``step_seconds``, never past ``deadline`` (its model
-    built), ``workers`` CP-SAT workers and the seed of ``options`` plus the step's number (its
-    gap and extra parameters too)."""
+    schedule is then optimal for each of them: more steps of this search cannot help), or until
+    a step's model cannot be built in time (:func:`reoptimize`); exact data only. Each step's
+    CP-SAT run gets ``step_seconds``, never past ``deadline`` (its model built), ``workers``
+    CP-SAT workers and the seed of ``options`` plus the step's number (its gap and extra
+    parameters too)."""
     t0 = time.perf_counter()
     options = options or SolveOptions()
     d = scale_data(instance)
@@ -135,7 +148,10 @@ def improve(
             seed=options.seed + steps,
             extra={**options.extra, "num_workers": workers},
         )
-        got, proven = reoptimize(instance, d, best, set(free), opts, deadline)
+        try:
+            got, proven = reoptimize(instance, d, best, set(free), opts, deadline)
+        except BuildTimeUp:  # every step builds the whole model: none fits in what is left
+            break
         steps += 1
         if got is not None and (v := scaled_objective(d, instance, got)) < value:
             best, value, improvements = got, v, improvements + 1
@@ -153,7 +169,10 @@ def _room_for_a_step(deadline: Deadline) -> bool:
 
 def all_windows(instance: HareInstance, window_tasks: int) -> set[frozenset[int]]:
     """Every window of :func:`job_window` of that size."""
-    return {frozenset(job_window(instance, f, window_tasks)) for f in range(instance.num_jobs)}
+    order = arrival_order(instance)
+    return {
+        frozenset(job_window(instance, f, window_tasks, order)) for f in range(instance.num_jobs)
+    }
 
 
 def _wider(

@@ -24,7 +24,7 @@ from dlsched.solvers.deadline import Deadline
 
 from .baselines import baseline_outcome
 from .budget import HINT_SHARE
-from .common import RouteResult, push_to_feasible
+from .common import RouteResult, before_checking, forked, push_to_feasible
 from .cpsat import best_hint
 from .model import build_exact_gdp, decode, to_milp
 from .pipeline import choose_strategy, solve_exact
@@ -37,6 +37,7 @@ from .relaxation import (
 )
 from .rounding import GPU_RULES, H_RULES, algorithm1, list_schedule, priority_order
 from .scaling import objective_unit, scale_data
+from .special import is_single_task_case, solve_single_task  # with the family, not in a limit
 
 #: The exact method's routes (``--param route=``, the default first); ``highs`` is accepted
 #: as another name of ``milp``.
@@ -60,7 +61,8 @@ def run_exact_cpsat(
     """The pipeline of :mod:`pipeline` with the strategy it chooses by size and shape
     (:func:`pipeline.choose_strategy`); without ``branch`` (exact-cpsat, route=cpsat) its
     CP-SAT stages only. The hint's baselines stop at :data:`HINT_SHARE` of the method's
-    deadline; the pipeline gets all that is left then."""
+    deadline; the pipeline gets all that is left then, up to :func:`common.before_checking`
+    (its schedule is checked after it)."""
     deadline = options.deadline
     scale_data(instance)  # refuses data the integer model cannot hold, before any work
     hint = (
@@ -72,7 +74,12 @@ def run_exact_cpsat(
     if not branch:
         strategy = replace(strategy, branch_share=0.0, reason="cp-sat stages (exact-cpsat)")
     solved = solve_exact(
-        instance, options.solve, hint, deadline=deadline.stage(1.0), strategy=strategy, **flags
+        instance,
+        options.solve,
+        hint,
+        deadline=before_checking(deadline),
+        strategy=strategy,
+        **flags,
     )
     return _route_outcome(instance, name, deadline, solved, route="cpsat")
 
@@ -121,12 +128,13 @@ def run_exact_milp(
     optimum: a time-limited incumbent's own objective bounds the decoded schedule's from above,
     and the checker's value is the one reported. Building the model counts against the time
     limit; if the limit passes first, the greedy schedule and the combinatorial bound are
-    returned with status time_limit."""
+    returned with status time_limit (the child is killed in time for it: :func:`common.forked`)."""
     deadline = options.deadline
     transform = options.param("transformation", "bigm")
     if transform not in ("bigm", "hull"):
         raise OptionError("transformation", transform, "expected bigm or hull")
-    got = deadline.run(_milp_schedule, instance, transform, options.solve, deadline)
+    child = forked(deadline)
+    got = child.run(_milp_schedule, instance, transform, options.solve, child)
     details: dict[str, Any] = {"route": "milp", "transformation": transform}
     if got is None:
         bound = combinatorial_bound(instance)["bound"]
@@ -157,8 +165,6 @@ def run_exact_special(
     instance: HareInstance, options: MethodOptions, name: str = "exact"
 ) -> Outcome:
     """R || sum w_j C_j (one task per job, common arrival): assignment model, see special.py."""
-    from .special import solve_single_task
-
     solved = solve_single_task(instance, options.solve, deadline=options.deadline)
     return _route_outcome(instance, name, options.deadline, solved)
 
@@ -168,8 +174,6 @@ def run_exact(instance: HareInstance, options: MethodOptions) -> Outcome:
     otherwise the pipeline with the strategy it chooses (branch and bound first on small
     instances, then CP-SAT); cpsat (the CP-SAT stages only) | milp (highs) | special force a
     route. ``backend`` is the route's former name (deprecated)."""
-    from .special import is_single_task_case
-
     route = options.route("hare exact", ROUTES, {"highs": "milp"})
     if route == "auto":
         if not is_single_task_case(instance):
@@ -210,11 +214,11 @@ def run_relaxation(instance: HareInstance, options: MethodOptions) -> Outcome:
 def _relaxation_within_limit(
     instance: HareInstance, options: MethodOptions, backend: str
 ) -> RelaxedSolution:
-    """RL on the solver ``backend`` within the method's deadline, model building included;
-    when the limit passes first, the combinatorial bound (no solver) with status time_limit
-    and no x^."""
-    deadline = options.deadline
-    rel = deadline.run(solve_relaxation, instance, options.solve, backend, deadline)
+    """RL on the solver ``backend`` within the method's deadline (:func:`common.forked`: the
+    rest follows it), model building included; when the limit passes first, the combinatorial
+    bound (no solver) with status time_limit and no x^."""
+    child = forked(options.deadline)
+    rel = child.run(solve_relaxation, instance, options.solve, backend, child)
     return rel if rel is not None else _no_relaxation(instance)
 
 
@@ -247,11 +251,11 @@ def run_relaxation_strong(instance: HareInstance, options: MethodOptions) -> Out
 
 
 def _strong_within_limit(instance: HareInstance, options: MethodOptions) -> Any:
-    """RL and its separation rounds (at most ``max_rounds``) within the method's deadline,
-    model building included; None when the limit passes first."""
+    """RL and its separation rounds (at most ``max_rounds``) within the method's deadline
+    (:func:`common.forked`), model building included; None when the limit passes first."""
     rounds = int(options.param("max_rounds", 50))
-    deadline = options.deadline
-    return deadline.run(solve_strong_relaxation, instance, options.solve, rounds, deadline)
+    child = forked(options.deadline)
+    return child.run(solve_strong_relaxation, instance, options.solve, rounds, child)
 
 
 def _hare(h: str, gpu_rule: str, name: str, relaxation: str = "rl") -> Any:
