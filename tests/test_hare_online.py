@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_clock import FakeClock, record_time_limits
+from fake_clock import FakeClock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +18,7 @@ from dlsched.errors import OptionError
 from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.baselines import gavel_fifo, sched_homo
+from dlsched.models.hare.budget import GROUPING_SHARE
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.generate import GPU_TYPES
 from dlsched.models.hare.instance import HareInstance, HareJob
@@ -35,6 +36,7 @@ from dlsched.models.hare.online.hlas import make_thresholds, round_times
 from dlsched.models.hare.online.methods import ONLINE_METHODS
 from dlsched.models.hare.online.predictors import BasePredictor, History, Oracle
 from dlsched.solvers import SolveOptions, Status, solve
+from dlsched.solvers.deadline import Deadline, grace
 
 FIG12 = "hare/tcc2024-fig12"
 FIG9 = "hare/tcc2024-fig9"
@@ -446,24 +448,53 @@ def test_pooled_grouping_of_16_gpus_of_4_types_in_4_groups_is_certified():
     assert again.objective == pytest.approx(res.spread, abs=1e-6)
 
 
-def test_the_exact_grouping_is_handed_what_is_left_of_the_methods_deadline(monkeypatch):
-    # the online methods solve GPU_Grouping under their own time limit: the MILP is handed
-    # what is left of it (a fake clock: 4 of 10 s gone), and its result certified from it
-    import dlsched.solvers
-    from dlsched.solvers.deadline import Deadline
+def _forked(monkeypatch, kill: bool = False) -> list[tuple[float, float | None]]:
+    """Record what each forked call is handed (its seconds, what its Deadline has left), then
+    run it, or kill it (None) when ``kill``."""
+    from dlsched.solvers import deadline as deadline_module
 
+    real = deadline_module.call_with_deadline
+    handed = []
+
+    def spy(fn, *args, seconds, label):
+        budget = next(a for a in args if isinstance(a, Deadline))
+        handed.append((seconds, budget.left()))
+        return None if kill else real(fn, *args, seconds=seconds, label=label)
+
+    monkeypatch.setattr(deadline_module, "call_with_deadline", spy)
+    return handed
+
+
+def test_the_exact_grouping_is_forked_with_what_is_left_of_its_share(monkeypatch):
+    # GPU_Grouping is built, handed to HiGHS and solved in a child (none of it can stop), given
+    # what is left of its deadline and killed a grace past it (a fake clock: 4 of 10 s gone);
+    # the online methods give it GROUPING_SHARE of their limit, the simulation follows it
     inst = mixed((2, 1, 1, 2))
-    handed = record_time_limits(monkeypatch, dlsched.solvers, "solve")
+    handed = _forked(monkeypatch)
     clock = FakeClock()
     deadline = Deadline.after(10.0, clock)
     clock.advance(4.0)
     res = group_gpus(inst, 2, "exact", SolveOptions(time_limit=10.0), deadline=deadline)
-    assert handed == [pytest.approx(6.0)]
+    assert handed == [(pytest.approx(6.0 + grace(10.0)), pytest.approx(6.0))]
     assert res.status == Status.OPTIMAL
     options = MethodOptions(SolveOptions(time_limit=10.0), {"grouping": "exact"}, clock=clock)
     out = run_method(inst, "hlas", options)
-    assert handed[1:] == [pytest.approx(10.0)]  # the method's own limit, from its start
+    share = GROUPING_SHARE * 10.0  # from the method's start
+    assert handed[1:] == [(pytest.approx(share + grace(10.0)), pytest.approx(share))]
     assert out.details["grouping"] == "exact" and out.details["grouping_status"] == "optimal"
+
+
+def test_a_grouping_killed_at_its_limit_is_the_greedy_one_and_says_so(monkeypatch):
+    inst = mixed((2, 1, 1, 2))
+    s = speed_matrix(inst)
+    _forked(monkeypatch, kill=True)
+    res = group_gpus(inst, 2, "exact", SolveOptions(time_limit=10.0))
+    assert res.groups == greedy_grouping(s, 2) and res.spread == spread(s, res.groups) > 0
+    assert res.status == Status.TIME_LIMIT
+    assert res.info["solver_status"] == "killed at the time limit"
+    options = MethodOptions(SolveOptions(time_limit=10.0), {"grouping": "exact"})
+    out = run_method(inst, "hlas", options)
+    assert out.status == Status.FEASIBLE and out.details["grouping_status"] == "time_limit"
 
 
 def test_one_group_has_no_spread_and_the_round_time_of_the_whole_cluster():

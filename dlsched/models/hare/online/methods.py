@@ -18,6 +18,7 @@ from dlsched.models import Method, MethodOptions, method_table
 from dlsched.models.hare.instance import HareInstance
 from dlsched.result import Outcome, verified_outcome
 
+from ..budget import GROUPING_SHARE
 from .baselines import (
     default_2dlas_quantum,
     online_fifo,
@@ -58,9 +59,8 @@ def _grouping(instance: HareInstance, options: MethodOptions) -> tuple[Groups, d
         how = "exact" if instance.num_gpus <= EXACT_GROUPING_GPUS else "greedy"
     if how not in ("exact", "greedy"):
         raise OptionError("grouping", how, "expected auto, exact or greedy")
-    res = group_gpus(
-        instance, options.param("groups"), how, options.solve, deadline=options.deadline
-    )
+    grouping = options.deadline.share(GROUPING_SHARE)  # the simulation follows it
+    res = group_gpus(instance, options.param("groups"), how, options.solve, deadline=grouping)
     info = {
         "grouping": res.method,
         "groups": [[instance.gpus[g] for g in grp] for grp in res.groups],
