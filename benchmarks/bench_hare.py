@@ -355,7 +355,7 @@ def hetero_lines(quick: bool, threads: int) -> list[str]:
         "\n## 7. Small heterogeneous instances: time to proof (issue 12)\n",
         f"Four distinct GPUs (V100, T4, K80, M60), time limit {limit:g} s per route, "
         f"threads={threads}; load average {load1:.1f} at the start of the section (2 shared "
-        "cores: times are noisy). `exact`: the route as shipped (backend=auto; its strategy "
+        "cores: times are noisy). `exact`: the route as shipped (route=auto; its strategy "
         "on these sizes: the compiled chronological branch and bound from the best list "
         "schedule, no CP-SAT warm start up to 20 tasks). "
         "Previous: the CP-SAT stages alone (hint, time-indexed LP bound, CP-SAT; no branch and "

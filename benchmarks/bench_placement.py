@@ -52,9 +52,9 @@ def main() -> None:
     ]
     # 1. exact vs exhaustive, S=4, K=12
     inst = load("placement/liu2024-s4k12-seed0")
-    t_col, col = timed(inst, "exact", args.repeats, backend="columns")
-    t_ex, ex = timed(inst, "exact", args.repeats, backend="scip")
-    t_oa, oa = timed(inst, "exact", args.repeats, backend="highs")
+    t_col, col = timed(inst, "exact", args.repeats, route="columns")
+    t_ex, ex = timed(inst, "exact", args.repeats, route="scip")
+    t_oa, oa = timed(inst, "exact", args.repeats, route="highs")
     t_bf, bf = timed(inst, "exhaustive", 1)
     for out in (col, ex, oa):
         assert out.status == Status.OPTIMAL
@@ -160,8 +160,8 @@ def at_scale(limit: float) -> list[str]:
         "",
         "`dlsched generate placement --jobs S --workers K --seed N` (no noise: 3 worker types). "
         "Columns: the Lagrangian bound over worker types, then the integer master over every "
-        "column within the gap (`backend=columns`, what `auto` picks here); OA: outer "
-        "approximation over HiGHS (`backend=highs`, what `auto` picked before). Gap = "
+        "column within the gap (`route=columns`, what `auto` picks here); OA: outer "
+        "approximation over HiGHS (`route=highs`, what `auto` picked before). Gap = "
         "(incumbent - bound) / incumbent; `optimal` only when proven; consistent: the column "
         "route's value is <= OA's incumbent and >= OA's bound.",
         "",
@@ -172,12 +172,12 @@ def at_scale(limit: float) -> list[str]:
     for s, k, seed in AT_SCALE:
         inst = generate(s, k, seed)
         cells, outs = [], []
-        for backend in ("columns", "highs"):
+        for route in ("columns", "highs"):
             t0 = time.perf_counter()
             out = run_method(
                 inst,
                 "exact",
-                MethodOptions(solve=SolveOptions(time_limit=limit), params={"backend": backend}),
+                MethodOptions(solve=SolveOptions(time_limit=limit), params={"route": route}),
             )
             cells.append(_cell(out, time.perf_counter() - t0))
             outs.append(out)
