@@ -123,18 +123,17 @@ def _markdown_table(records: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def histogram_png(t: TheoremLine) -> bytes | None:
-    """Ratios per method; against a constant guarantee a line at it, against a guarantee that
-    depends on the instance the ratio over the guarantee with a line at 1."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def histogram(t: TheoremLine, ax: Any = None) -> Any:
+    """Ratios per method on ``ax`` (a new figure if None), returned (None without a finite
+    ratio); against a constant guarantee a line at it, against a guarantee that depends on the
+    instance the ratio over the guarantee with a line at 1. In Jupyter it shows inline."""
     ms = [m for m in t.methods.values() if m.ratios]
     if not ms:
         return None
-    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6.4, 3.2))
     bounds = {b for m in ms for b in m.bounds if b is not None and math.isfinite(b)}
     relative = len(bounds) > 1  # the guarantee depends on the instance
     for m in ms:
@@ -153,10 +152,20 @@ def histogram_png(t: TheoremLine) -> bytes | None:
     ax.set_ylabel("comparisons")
     ax.set_title(t.id)
     ax.legend(fontsize="small")
+    return ax
+
+
+def histogram_png(t: TheoremLine) -> bytes | None:
+    """:func:`histogram` as PNG bytes, drawn on a figure of its own (no pyplot, so the
+    caller's matplotlib backend is left as it is)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 3.2))
+    if histogram(t, fig.subplots()) is None:
+        return None
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
     return buf.getvalue()
 
 
@@ -221,4 +230,4 @@ def write_report(directory: str | Path) -> tuple[Path, Path]:
     )
 
 
-__all__ = ["summarize", "table", "write_report"]
+__all__ = ["histogram", "histogram_png", "summarize", "table", "write_report"]
