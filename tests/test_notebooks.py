@@ -1,7 +1,9 @@
-"""Every teaching notebook runs top to bottom (small instances, a time limit per cell)."""
+"""Every teaching notebook runs top to bottom (small instances, a time limit per call) and shows
+at least one picture inline."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,25 @@ NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 def test_there_are_notebooks() -> None:
     assert {p.name for p in NOTEBOOKS} >= {"placement.ipynb", "hare.ipynb"}
+
+
+def images(nb) -> int:
+    """The outputs of ``nb``'s code cells that carry a PNG picture."""
+    return sum(
+        "image/png" in output.get("data", {})
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+
+
+def test_no_notebook_switches_the_backend_or_reads_pictures_back() -> None:
+    """Pictures come inline from the axes the toolkit returns: no backend chosen, no PNG
+    written and read back."""
+    for path in NOTEBOOKS:
+        text = path.read_text()
+        for banned in ("matplotlib.use", "%matplotlib", "imread", "savefig", "display(Image"):
+            assert banned not in text, f"{path.name}: {banned}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -24,4 +45,7 @@ def test_notebook_executes(path: Path, tmp_path: Path) -> None:
     client = nbclient.NotebookClient(
         nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
-    client.execute()
+    # the kernel's own default backend (ipykernel's inline one), not one set for this process
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    client.execute(env=env)
+    assert images(nb) >= 1, f"{path.name}: no picture shown inline"
