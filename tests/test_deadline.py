@@ -15,6 +15,7 @@ from dlsched.models.hare.special import solve_single_task
 from dlsched.solvers import SolveOptions, Status
 from dlsched.solvers import deadline as deadline_module
 from dlsched.solvers.deadline import (
+    FORK_GRACES,
     GRACE,
     GRACE_SHARE,
     MIN_SOLVER_SECONDS,
@@ -95,12 +96,12 @@ def test_grace_is_a_share_of_the_limit_up_to_a_second():
     assert grace(1.0) == pytest.approx(GRACE_SHARE * 1.0) and grace(0.5) < grace(1.0)
 
 
-def test_forked_work_ends_half_a_grace_sooner():
+def test_forked_work_ends_two_graces_sooner():
     d, clock = started(1.0)
     child = d.for_fork()
-    assert child.left() == pytest.approx(1.0 - grace(1.0) / 2)
-    assert child.grace() == d.grace()  # killed half a grace past the method's limit
-    clock.advance(0.96)
+    assert child.left() == pytest.approx(1.0 - FORK_GRACES * grace(1.0))
+    assert child.grace() == d.grace()  # killed a grace before the method's limit
+    clock.advance(0.81)
     assert child.passed() and not d.passed()
 
 

@@ -14,7 +14,7 @@ from fake_clock import FakeClock, record_time_limits
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import baselines, cpsat, lns, pipeline
 from dlsched.models.hare.baselines import BASELINES, BaselineTimeUp, baseline_outcome
-from dlsched.models.hare.budget import BUILD_SHARE, CHECK_GRACES, FORK_GRACES
+from dlsched.models.hare.budget import BUILD_SHARE, CHECK_GRACES
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.common import RouteResult
 from dlsched.models.hare.cpsat import BuildTimeUp
@@ -26,7 +26,7 @@ from dlsched.models.hare.relaxation import combinatorial_bound
 from dlsched.models.hare.scaling import scale_data, scaled_objective
 from dlsched.solvers.base import SolveOptions, Status
 from dlsched.solvers.certify import Proof
-from dlsched.solvers.deadline import Deadline, grace
+from dlsched.solvers.deadline import FORK_GRACES, Deadline, grace
 
 
 @pytest.fixture(scope="module")

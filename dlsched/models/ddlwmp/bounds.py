@@ -61,7 +61,10 @@ def alpha_min_lower(
 ) -> float:
     """A proven lower bound on alpha_i^min (the placement MILP's dual bound on an empty
     cluster; the optimum itself when the MILP closes), the MILP given ``limit`` seconds or
-    what is left of ``deadline`` when that is less (such a shorter probe is not cached)."""
+    what is left of ``deadline`` when that is less (such a shorter probe is not cached); 0
+    (alpha is never negative) when ``deadline`` has passed."""
+    if deadline.passed():
+        return 0.0
     seconds = deadline.seconds(limit)
     probe = _alpha_min_bound if seconds == limit else _alpha_min_bound.__wrapped__
     return max(0.0, probe(job.stages, job.allreduce, cluster, seconds))

@@ -56,11 +56,11 @@ BUILD_SHARE = 0.5
 #: exact pipeline ends CHECK_GRACES before the method's deadline: its schedule is then checked
 #: from the raw instance (on 1,000 jobs at 1 s its last CP-SAT model was still being built at
 #: the limit). A Pyomo model forked under the deadline (RL, its strengthening, the disjunctive
-#: model: built in Python, so killed when late) ends FORK_GRACES before it, so that the kill, a
-#: grace past its end, comes a grace before the limit and leaves the parent that grace for its
-#: fallback (the combinatorial bound, Algorithm 1 on each job's chain starts, the greedy
-#: schedule) and the check: 0.05-0.1 s on 1,000 jobs, which ran past the limit and its grace.
-CHECK_GRACES, FORK_GRACES = 0.5, 2.0
+#: model: built in Python, so killed when late) gets :meth:`Deadline.for_fork`, killed a grace
+#: before the limit, which leaves the parent that grace for its fallback (the combinatorial
+#: bound, Algorithm 1 on each job's chain starts, the greedy schedule) and the check: 0.05-0.1 s
+#: on 1,000 jobs, which ran past the limit and its grace.
+CHECK_GRACES = 0.5
 
 # --- The online HLAS methods (:mod:`online.methods`) ---
 

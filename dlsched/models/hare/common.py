@@ -13,7 +13,7 @@ from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import Certificate, Proof, certify
 from dlsched.solvers.deadline import Deadline
 
-from .budget import CHECK_GRACES, FORK_GRACES
+from .budget import CHECK_GRACES
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,8 @@ def budget(options: SolveOptions, deadline: Deadline | None) -> Deadline:
 
 def forked(deadline: Deadline) -> Deadline:
     """The budget of a model forked under ``deadline`` (:meth:`Deadline.run`) whose parent has
-    work after it, a fallback when it is killed, then checking: ending :data:`FORK_GRACES`
-    graces sooner (killed a grace before the limit)."""
-    return deadline.sooner(FORK_GRACES * deadline.grace())
+    work after it, a fallback when it is killed, then checking (:meth:`Deadline.for_fork`)."""
+    return deadline.for_fork()
 
 
 def before_checking(deadline: Deadline) -> Deadline:
