@@ -19,7 +19,7 @@ from dlsched.models.ddlwmp.check import check_schedule
 from dlsched.models.ddlwmp.generate import generate
 from dlsched.models.ddlwmp.mapping import alpha_ms, heavy_edge, most_free_caps
 from dlsched.solvers import SolveOptions, Status
-from dlsched.solvers.deadline import Deadline
+from dlsched.solvers.deadline import Deadline, grace
 
 
 def options(limit: float, clock: FakeClock, params: dict | None = None) -> MethodOptions:
@@ -32,7 +32,10 @@ def test_mapping_exact_maps_the_jobs_past_the_limit_by_heavy_edge(monkeypatch):
     handed = record_time_limits(monkeypatch, mapping_methods, "exact_mapping")
     takes_time(monkeypatch, clock, 1.0, mapping_methods, "exact_mapping")
     out = run_method(inst, "mapping-exact", options(2.5, clock))
-    assert handed == [2.5, 1.5, 0.5]  # three jobs solved, then the limit has passed
+    # three jobs solved, then the limit has passed: each handed what is left of the limit
+    # but the grace kept for Heavy-Edge and the check
+    g = grace(2.5)
+    assert handed == [pytest.approx(x - g) for x in (2.5, 1.5, 0.5)]
     assert out.status == Status.TIME_LIMIT
     assert out.details["heavy_edge_jobs"] == inst.num_jobs - 3
     free = inst.cluster.free()

@@ -73,18 +73,20 @@ def _highs_mapping(
 
 
 def run_mapping_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
-    """Each job's placement ILP in turn, with what is left of the time limit; a job the limit
+    """Each job's placement ILP in turn, with what is left of the time limit but a grace (kept
+    for the fallback and the check); a job the limit
     leaves without one (not reached, or its solver found none in time) takes its Heavy-Edge
     mapping, the one CP-SAT starts from, and adds no bound (``details["heavy_edge_jobs"]``)."""
     deadline = opts.deadline
+    work = deadline.sooner(deadline.grace())  # a grace kept for Heavy-Edge and the check
     solver = opts.param("solver", "auto")
     free = instance.cluster.free()
     placements: list[Placement] = []
     bound, hit, fallback = 0.0, False, 0
     for job in instance.jobs:
         place, b = None, None
-        if not deadline.passed():
-            options = deadline.solve_options(opts.solve)
+        if not work.passed():
+            options = work.solve_options(opts.solve)
             place, b, limit = exact_mapping(job, instance.cluster, free, options, solver)
             hit = hit or limit
         if place is None:
