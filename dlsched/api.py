@@ -86,7 +86,8 @@ def generate(family: str, jobs: int, workers: int, seed: int = 0, **params: Any)
 
 def methods(family: str) -> pd.DataFrame:
     """The methods of ``family``, one row each: ``name``, ``summary``, ``exact`` (certifies
-    an optimum) and ``params`` (the parameter names :func:`solve` passes it).
+    an optimum), ``params`` (the parameter names :func:`solve` passes it), ``rounds`` (the
+    relaxation a rounding method rounds, else empty) and ``guarantee`` (with its reference).
 
     >>> table = methods("placement")
     >>> table.loc[table.exact, "name"].tolist()
@@ -97,10 +98,17 @@ def methods(family: str) -> pd.DataFrame:
     from dlsched.models import methods as family_methods
 
     rows = [
-        {"name": name, "summary": m.summary, "exact": m.exact, "params": m.params}
+        {
+            "name": name,
+            "summary": m.summary,
+            "exact": m.exact,
+            "params": m.params,
+            "rounds": m.rounds,
+            "guarantee": m.guarantee,
+        }
         for name, m in family_methods(family).items()
     ]
-    return pd.DataFrame(rows, columns=["name", "summary", "exact", "params"])
+    return pd.DataFrame(rows, columns=["name", "summary", "exact", "params", "rounds", "guarantee"])
 
 
 def solve(

@@ -440,7 +440,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
 
     for m in methods(args.family).itertuples():
         tag = " [exact]" if m.exact else ""
-        print(f"{m.name:<18}{m.summary}{tag}")
+        rounds = f" (rounds {m.rounds})" if m.rounds else ""
+        print(f"{m.name:<18}{m.summary}{tag}{rounds}")
     return 0
 
 

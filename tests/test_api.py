@@ -88,7 +88,7 @@ def test_generate_draws_the_size_asked_reproducibly() -> None:
 def test_methods_is_a_table_of_each_familys_methods() -> None:
     for family in families.names():
         table = dlsched.methods(family)
-        assert list(table.columns) == ["name", "summary", "exact", "params"]
+        assert list(table.columns) == ["name", "summary", "exact", "params", "rounds", "guarantee"]
         assert table.name.is_unique and "exact" in set(table.name[table.exact])
         assert all(isinstance(p, tuple) for p in table.params)
     placement = dlsched.methods("placement").set_index("name")

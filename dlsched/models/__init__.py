@@ -3,6 +3,7 @@ share: :class:`Method`, :class:`MethodOptions` and :func:`run_method`."""
 
 from __future__ import annotations
 
+import importlib
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -61,16 +62,32 @@ class MethodOptions:
         return replace(self, deadline=Deadline.after(self.solve.time_limit, self.clock))
 
 
+Runner = Callable[[Any, "MethodOptions"], Outcome]
+
+
 @dataclass(frozen=True)
 class Method:
     name: str
-    run: Callable[[Any, MethodOptions], Outcome]  # (instance, options) -> verified Outcome
+    #: (instance, options) -> verified Outcome, or ``"module:function"`` naming it, imported
+    #: only when the method runs (a family's table then costs no solver import)
+    run: Runner | str
     summary: str
     exact: bool = False
     params: tuple[str, ...] = ()  # parameter names the method accepts
     #: those of ``params`` that are true or false: any other value ("no", 0, "bogus") is
     #: refused by :func:`run_method`, never read as truthy
     flags: tuple[str, ...] = ()
+    #: the relaxation a rounding method rounds (its LP value is reported beside its own)
+    rounds: str = ""
+    #: the guarantee the method has, with its reference, or "none"
+    guarantee: str = ""
+
+    def runner(self) -> Runner:
+        """The function that runs this method (imported now if ``run`` names it)."""
+        if callable(self.run):
+            return self.run
+        module, _, attr = self.run.partition(":")
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
 
 
 def method_table(*table: Method) -> dict[str, Method]:
@@ -103,7 +120,7 @@ def run_method(instance: Any, method: str, options: MethodOptions | None = None)
             f"not a parameter of method '{method}' (accepted: {', '.join(m.params) or 'none'})",
         )
     check_flags(m, options.params)
-    return m.run(instance, options.started())
+    return m.runner()(instance, options.started())
 
 
 def check_flags(method: Method, params: Mapping[str, Any]) -> None:
