@@ -612,8 +612,8 @@ def main() -> None:
     lim = 60 if args.quick else 120
     lines += [f"\n## 2. CP-SAT, 8 GPUs x 60 tasks (time limit {lim} s)\n", HEADER]
     from dlsched.models.hare.cpsat import best_hint
-    from dlsched.models.hare.methods import greedy_schedule
     from dlsched.models.hare.pipeline import solve_exact
+    from dlsched.models.hare.routes import greedy_schedule
 
     def native(inst, label, hint, **kw):
         t0 = time.perf_counter()
@@ -729,7 +729,7 @@ def main() -> None:
     t0 = time.perf_counter()
     cb = combinatorial_bound(paper)
     t1 = time.perf_counter()
-    from dlsched.models.hare.methods import _chain_starts
+    from dlsched.models.hare.routes import _chain_starts
 
     x, y = _chain_starts(paper)
     t2 = time.perf_counter()

@@ -400,7 +400,7 @@ def test_a_slack_cpsat_objective_is_an_upper_bound_not_a_disagreement():
     from dlsched.errors import AgreementError
     from dlsched.models.hare.common import RouteResult
     from dlsched.models.hare.cpsat import best_hint
-    from dlsched.models.hare.methods import _route_outcome
+    from dlsched.models.hare.routes import _route_outcome
     from dlsched.solvers.certify import Proof
     from dlsched.solvers.deadline import Deadline
 

@@ -13,9 +13,8 @@ from fake_clock import FakeClock, record_time_limits
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import cpsat, pipeline
 from dlsched.models.hare.baselines import BASELINES, BaselineTimeUp
-from dlsched.models.hare.budget import CHECK_GRACES
+from dlsched.models.hare.budget import CHECK_GRACES, HINT_SHARE
 from dlsched.models.hare.generate import generate
-from dlsched.models.hare.methods import HINT_SHARE
 from dlsched.solvers.base import SolveOptions, Status
 from dlsched.solvers.deadline import grace
 

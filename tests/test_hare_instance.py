@@ -11,7 +11,7 @@ from dlsched.errors import InfeasibleSolutionError, InstanceError
 from dlsched.instances import bundled, dumps, from_dict, load, loads
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.instance import HareInstance
-from dlsched.models.hare.methods import greedy_schedule
+from dlsched.models.hare.routes import greedy_schedule
 from dlsched.models.hare.solution import TaskSchedule
 
 GOOD = {

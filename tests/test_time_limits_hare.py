@@ -14,14 +14,14 @@ from fake_clock import FakeClock, record_time_limits
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import baselines, cpsat, lns, pipeline
 from dlsched.models.hare.baselines import BASELINES, BaselineTimeUp, baseline_outcome
-from dlsched.models.hare.budget import BUILD_SHARE, CHECK_GRACES
+from dlsched.models.hare.budget import BUILD_SHARE, CHECK_GRACES, HINT_SHARE
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.common import RouteResult
 from dlsched.models.hare.cpsat import BuildTimeUp
 from dlsched.models.hare.decompose import SubsetBound
 from dlsched.models.hare.generate import generate
 from dlsched.models.hare.lns import LnsResult
-from dlsched.models.hare.methods import HINT_SHARE, METHODS
+from dlsched.models.hare.methods import METHODS
 from dlsched.models.hare.relaxation import combinatorial_bound
 from dlsched.models.hare.scaling import scale_data, scaled_objective
 from dlsched.solvers.base import SolveOptions, Status
@@ -152,7 +152,7 @@ def test_the_exact_route_splits_its_limit_into_the_stages_shares(monkeypatch):
         value = check_schedule(instance, hint).objective
         return RouteResult(hint, value, Proof(hit_limit=True), dict(prior.info))
 
-    monkeypatch.setattr("dlsched.models.hare.methods.best_hint", hint)
+    monkeypatch.setattr("dlsched.models.hare.routes.best_hint", hint)
     monkeypatch.setattr(pipeline, "subset_bound", subsets)
     monkeypatch.setattr(pipeline, "lp_stage", lp)
     monkeypatch.setattr(pipeline, "improve", search)
@@ -237,7 +237,7 @@ def test_a_forked_model_is_killed_a_grace_before_the_limit_for_the_fallback(monk
     monkeypatch.setattr(deadline_module, "call_with_deadline", killed)
     options = MethodOptions(SolveOptions(time_limit=limit), clock=clock).started()
     clock.advance(0.2)
-    out = METHODS[method].run(inst, options)
+    out = METHODS[method].runner()(inst, options)
     own = limit - 0.2 - FORK_GRACES * grace(limit)  # the child's deadline and its solver's
     assert handed == [(pytest.approx(own + grace(limit)), pytest.approx(own))]
     assert own + grace(limit) <= limit - 0.2 - grace(limit) + 1e-9  # a grace kept after it

@@ -69,7 +69,8 @@ Runner = Callable[[Any, "MethodOptions"], Outcome]
 class Method:
     name: str
     #: (instance, options) -> verified Outcome, or ``"module:function"`` naming it, imported
-    #: only when the method runs (a family's table then costs no solver import)
+    #: only when the method runs (a family's table then costs no solver import); with
+    #: ``args``, the named function makes the runner: ``function(*args)``
     run: Runner | str
     summary: str
     exact: bool = False
@@ -81,13 +82,15 @@ class Method:
     rounds: str = ""
     #: the guarantee the method has, with its reference, or "none"
     guarantee: str = ""
+    args: tuple[Any, ...] = ()
 
     def runner(self) -> Runner:
         """The function that runs this method (imported now if ``run`` names it)."""
         if callable(self.run):
             return self.run
         module, _, attr = self.run.partition(":")
-        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+        named = getattr(importlib.import_module(module), attr)
+        return named(*self.args) if self.args else named  # type: ignore[no-any-return]
 
 
 def method_table(*table: Method) -> dict[str, Method]:

@@ -30,7 +30,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.simulate import Activity
@@ -206,6 +205,8 @@ class AlloXUnit(Planned):
         self.waiting.append(n)
 
     def start_new(self, now: float) -> list[Activity]:
+        from scipy.optimize import linear_sum_assignment  # only this policy needs SciPy
+
         if not self.waiting:
             return []
         idle, waiting = sorted(self.idle), self.waiting[:ALLOX_WINDOW]
