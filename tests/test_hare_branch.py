@@ -18,7 +18,8 @@ from scipy.optimize import linear_sum_assignment
 from strategies import hare_brute_force as brute_force
 
 from dlsched.models import MethodOptions, run_method
-from dlsched.models.hare.branch import applicable, branch_and_bound, prefix_bounds
+from dlsched.models.hare import branch
+from dlsched.models.hare.branch import applicable, branch_and_bound, compile_search, prefix_bounds
 from dlsched.models.hare.branch_core import assignment_cost
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.generate import generate
@@ -123,6 +124,29 @@ def test_route_proves_a_small_heterogeneous_instance_by_branch_and_bound():
     other = solve_exact(inst, SolveOptions(time_limit=20), strategy=Strategy(0.0, 2, "cp-sat"))
     assert other.certified().status == Status.OPTIMAL
     assert out.objective == pytest.approx(other.objective)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compiled() -> None:
+    """The routes below choose the search only once it is compiled (``make`` compiles it
+    after installing; loading it from numba's cache takes a moment)."""
+    compile_search()
+    assert branch.search_compiled()
+
+
+def test_a_fresh_install_answers_by_cp_sat_while_the_search_compiles(monkeypatch):
+    """No compiled search (a fresh ``pip install``): the exact route does not wait for the
+    compiler; it starts the compilation in the background once and proves by CP-SAT."""
+    started = []
+    monkeypatch.setattr(branch, "search_compiled", lambda: False)
+    monkeypatch.setattr(branch, "compile_in_background", lambda: started.append(1))
+    inst = generate(3, 2, 4, rounds=(1, 2), tasks=(1, 2))
+    out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=20)))
+    assert started == [1]
+    assert out.details["strategy"] == "cp-sat (the branch and bound is being compiled)"
+    assert "branch_nodes" not in out.details
+    assert out.status == Status.OPTIMAL
+    assert out.objective == pytest.approx(brute_force(inst))
 
 
 def test_strategy_by_size_and_shape():

@@ -47,16 +47,26 @@ numba and run in a thread without the GIL; this module prepares its arrays, watc
 deadline and Ctrl-C (setting the core's stop flag; a search still being compiled or loaded at
 the deadline is left behind, unproven) and turns its moves into a schedule.
 The first compilation takes tens of seconds and is cached beside the module
-(:func:`compile_search`, run by ``make`` after installing).
+(:func:`compile_search`, run by ``make`` after installing). A process that finds no compiled
+search for this machine (:func:`search_compiled`; a fresh ``pip install``) does not wait for
+it: it starts the compilation in a process of its own (:func:`compile_in_background`) and the
+exact route goes on with CP-SAT; the search joins the routes once its cache is written.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import math
+import os
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -280,8 +290,45 @@ def compile_search() -> float:
     return time.perf_counter() - t0
 
 
+def search_compiled() -> bool:
+    """Whether numba's cache holds the search compiled for this machine, this numba and this
+    source (numba's own index, read without compiling anything); False when it cannot tell."""
+    try:
+        from . import branch_core as core
+
+        magic = core.search.targetctx.codegen().magic_tuple()
+        index = core.search._cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - an unreadable cache is a cache to build
+        return False
+    return any(key[1] == magic for key in index)
+
+
+def compile_in_background() -> None:
+    """Compile the search in a detached process (``python -m dlsched.models.hare.branch
+    --once``), which outlives this one and writes numba's cache; returns at once."""
+    subprocess.Popen(
+        [sys.executable, "-m", __name__, "--once"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _compile_once() -> None:
+    """:func:`compile_search` unless another process holds the compile lock (then nothing)."""
+    lock = Path(tempfile.gettempdir()) / f"dlsched-branch-{os.getuid()}.lock"
+    with open(lock, "w") as f, contextlib.suppress(BlockingIOError):
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not search_compiled():
+            compile_search()
+
+
 if __name__ == "__main__":
-    print(f"branch and bound compiled in {compile_search():.1f} s")
+    if sys.argv[1:] == ["--once"]:
+        _compile_once()
+    else:
+        print(f"branch and bound compiled in {compile_search():.1f} s")
 
 
 __all__ = [
@@ -289,6 +336,8 @@ __all__ = [
     "BranchResult",
     "applicable",
     "branch_and_bound",
+    "compile_in_background",
     "compile_search",
     "prefix_bounds",
+    "search_compiled",
 ]

@@ -38,6 +38,7 @@ from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.progress import note
 
+from . import branch
 from .branch import MAX_ROUND_TASKS, branch_and_bound
 from .budget import (
     BRANCH_SHARE_LARGE,
@@ -89,7 +90,8 @@ class Strategy:
 
 def choose_strategy(instance: HareInstance, options: SolveOptions) -> Strategy:
     """The route's choice by size and shape (no user flag): the branch and bound on small
-    instances with exact data and rounds of at most :data:`branch.MAX_ROUND_TASKS` tasks;
+    instances with exact data and rounds of at most :data:`branch.MAX_ROUND_TASKS` tasks
+    once the search is compiled (until then CP-SAT, while it compiles in the background);
     CP-SAT workers by the number of tasks, never fewer than ``options.threads``."""
     tasks, gpus = instance.num_tasks, instance.num_gpus
     workers = max(options.threads, PORTFOLIO_WORKERS if tasks >= PORTFOLIO_MIN_TASKS else 1)
@@ -100,6 +102,9 @@ def choose_strategy(instance: HareInstance, options: SolveOptions) -> Strategy:
         return Strategy(
             0.0, workers, f"cp-sat (above {BRANCH_MAX_TASKS} tasks or {BRANCH_MAX_GPUS} GPUs)"
         )
+    if not branch.search_compiled():  # a fresh install: nobody waits for the compiler
+        branch.compile_in_background()
+        return Strategy(0.0, workers, "cp-sat (the branch and bound is being compiled)")
     if tasks <= BRANCH_SMALL_TASKS:
         return Strategy(BRANCH_SHARE_SMALL, workers, "branch and bound (small instance)", False)
     return Strategy(BRANCH_SHARE_LARGE, workers, "CP-SAT warm start, then branch and bound")
