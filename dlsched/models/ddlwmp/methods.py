@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlsched.errors import OptionError
 from dlsched.models import Method, MethodOptions, method_table
@@ -15,6 +15,13 @@ from dlsched.solvers import SolveOptions, solve
 from dlsched.solvers.base import SolveResult, Status
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import NEVER, Deadline
+
+if TYPE_CHECKING:
+    from dlsched.models.ddlwmp.model import Share
+    from dlsched.models.ddlwmp.online import PolicyTimeUp
+
+    #: the LP relaxation's solution: each job's shares (option, start, run, weight)
+    LpShares = tuple[tuple[Share, ...], ...]
 
 #: The exact route's online incumbent (every policy, best kept) may use this first share of
 #: the time limit; the first policy always runs, so there is an incumbent. On 2,000 jobs the
@@ -50,18 +57,21 @@ def _time_indexed(
     solve_opts: SolveOptions,
     relax: bool,
     upper: float | None = None,
-) -> tuple[SolveResult, Schedule | None, dict[str, Any]]:
+) -> tuple[SolveResult, Schedule | LpShares | None, dict[str, Any]]:
     """Build and solve the time-indexed model (run in a child under ``deadline``; HiGHS gets
     what building left of it); ``upper``: a known objective (default:
-    :func:`best_online_schedule`'s)."""
-    from dlsched.models.ddlwmp.model import build_time_indexed, decode, job_options
+    :func:`best_online_schedule`'s). The solution read back: the MILP's schedule, or with
+    ``relax`` the LP's shares of every job (:func:`.model.shares`, what the roundings read)."""
+    from dlsched.models.ddlwmp.model import build_time_indexed, decode, job_options, shares
 
     options = [job_options(instance, i) for i in range(instance.num_jobs)]
     upper = best_online_schedule(instance, deadline)[0] if upper is None else upper
     mdl = build_time_indexed(instance, options, relax=relax, upper=upper)
     res = solve(mdl, "highs", deadline.solve_options(solve_opts))
-    solution = None
-    if res.has_solution and not relax:
+    solution: Schedule | LpShares | None = None
+    if res.has_solution and relax:
+        solution = shares(instance, mdl, options, dict(res.values))
+    elif res.has_solution:
         starts, places = decode(instance, mdl, options, dict(res.values))
         solution = Schedule(tuple(starts), tuple(places))
     info = {
@@ -101,11 +111,23 @@ def run_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
     )
 
 
-def run_lp_bound(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
-    """The LP relaxation of the time-indexed MILP: a certified lower bound."""
+def solve_relaxation(
+    instance: DdlwmpInstance, opts: MethodOptions
+) -> tuple[SolveResult | None, LpShares | None]:
+    """The LP relaxation of the time-indexed MILP, solved in a child under ``opts.deadline``
+    (killed two graces before the limit, for the work that follows): the solver's result
+    (None when killed) and every job's shares in its solution (None without one)."""
     child = opts.deadline.for_fork()
     got = child.run(_time_indexed, instance, child, opts.solve, True)
-    res = got[0] if got is not None else None
+    if got is None:
+        return None, None
+    res, lp, _ = got
+    return res, None if isinstance(lp, Schedule) else lp
+
+
+def run_lp_bound(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
+    """The LP relaxation of the time-indexed MILP: a certified lower bound."""
+    res, _ = solve_relaxation(instance, opts)
     ok = res is not None and res.status == Status.OPTIMAL
     return verified_outcome(
         instance,
@@ -167,6 +189,20 @@ def _with_predictor(
     return predicted, {"predictor": name, "train_share": share, "eps_bar_held_out": error}
 
 
+def cut_outcome(
+    instance: DdlwmpInstance,
+    name: str,
+    cut: PolicyTimeUp,
+    deadline: Deadline,
+    details: dict[str, Any],
+) -> Outcome:
+    """No schedule: the time limit passed while a list schedule started its jobs (status
+    time_limit, the reason in the details)."""
+    reason = f"time limit reached after {cut.started} of {instance.num_jobs} jobs started"
+    wall = deadline.elapsed()
+    return no_solution(instance, name, reason, wall_time=wall, hit_limit=True, details=details)
+
+
 def _online(name: str) -> Any:
     def run(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
         from dlsched.models.ddlwmp.online import PolicyTimeUp, run_policy
@@ -176,9 +212,7 @@ def _online(name: str) -> Any:
         try:
             schedule, stats = run_policy(instance, name, _tau(opts), deadline=deadline)
         except PolicyTimeUp as cut:
-            reason = f"time limit reached after {cut.started} of {instance.num_jobs} jobs started"
-            wall = deadline.elapsed()
-            return no_solution(instance, name, reason, wall_time=wall, hit_limit=True, details=info)
+            return cut_outcome(instance, name, cut, deadline, info)
         return verified_outcome(
             instance, name, schedule, wall_time=deadline.elapsed(), details=info | stats
         )
@@ -221,4 +255,4 @@ METHODS: dict[str, Method] = method_table(
     ),
 )
 
-__all__ = ["METHODS"]
+__all__ = ["METHODS", "solve_relaxation"]

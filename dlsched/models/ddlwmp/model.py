@@ -163,4 +163,42 @@ def decode(
     return starts, places
 
 
-__all__ = ["MAX_PLACEMENTS", "Option", "build_time_indexed", "decode", "horizon", "job_options"]
+@dataclass(frozen=True)
+class Share:
+    """A share ``weight`` of one job in a solution of the LP relaxation: the job on option
+    ``option`` (its best placement for one usage) from ``start`` for ``run`` seconds."""
+
+    option: int
+    start: float
+    run: float
+    weight: float
+
+
+#: LP values at or below this are read as 0 (a solver's noise on columns at zero)
+SHARE_TOL = 1e-9
+
+
+def shares(
+    instance: DdlwmpInstance, mdl: Any, options: list[list[Option]], values: dict[str, float]
+) -> tuple[tuple[Share, ...], ...]:
+    """Each job's shares z[i, o, t] > 0 of an LP solution, by start then option: the fractional
+    schedule the LP describes (the share z of job i runs n_i alpha_o from slot t)."""
+    out: list[list[Share]] = [[] for _ in instance.jobs]
+    for i, o, t in mdl.STARTS:
+        z = values.get(mdl.z[i, o, t].name, 0.0)
+        if z > SHARE_TOL:
+            run = run_seconds(instance.jobs[i], options[i][o].alpha)
+            out[i].append(Share(o, t * instance.cluster.slot_s, run, z))
+    return tuple(tuple(sorted(s, key=lambda x: (x.start, x.option))) for s in out)
+
+
+__all__ = [
+    "MAX_PLACEMENTS",
+    "Option",
+    "Share",
+    "build_time_indexed",
+    "decode",
+    "horizon",
+    "job_options",
+    "shares",
+]

@@ -339,6 +339,14 @@ def run_policy(
     passes before every job started."""
     policy = make_policy(instance, name, tau, predictor)
     policy.deadline = deadline
+    return simulate_policy(instance, policy, name)
+
+
+def simulate_policy(
+    instance: DdlwmpInstance, policy: ClusterPolicy, name: str
+) -> tuple[Schedule, dict]:
+    """Simulate a built ``policy`` (``name`` for messages) on the shared engine; (schedule,
+    statistics). :class:`PolicyTimeUp` when its deadline passes before every job started."""
     arrivals = [(j.release, i) for i, j in enumerate(instance.jobs)]
     caps = dict.fromkeys(range(instance.cluster.servers), float(instance.cluster.gpus_per_server))
     res = simulate(arrivals, caps, policy)  # type: ignore[arg-type]
@@ -365,4 +373,5 @@ __all__ = [
     "PolicyTimeUp",
     "make_policy",
     "run_policy",
+    "simulate_policy",
 ]
