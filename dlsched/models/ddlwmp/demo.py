@@ -1,5 +1,6 @@
-"""What ``dlsched demo`` shows of the ddlwmp family: the bounds and the online policies beside
-the optimum on the toy, then Theorem 1's guarantee against A-SRPT's measured ratio."""
+"""What ``dlsched demo`` shows of the ddlwmp family: the bounds, the LP's roundings and the
+online policies beside the optimum on the toy, then Theorem 1's guarantee against A-SRPT's
+measured ratio."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ TOY = "ddlwmp/toy-2x4"
 
 def pairs(quick: bool) -> list[tuple[str, Sequence[str]]]:
     """(bundled instance, methods) compared with ``exact``."""
+    from dlsched.models.ddlwmp.methods import ROUNDINGS
     from dlsched.models.ddlwmp.online import POLICIES
 
-    return [(TOY, ["lp-bound", "srpt-bound", *POLICIES])]
+    return [(TOY, ["lp-bound", *ROUNDINGS, "srpt-bound", *POLICIES])]
 
 
 def notes(quick: bool) -> list[str]:

@@ -230,6 +230,20 @@ _ONLINE = {
     "wcs-subtime": "work-conserving by submission time",
 }
 
+#: what the LP roundings round, and their guarantee (dlsched/models/ddlwmp/rounding.py says why)
+_LP = "the LP of the time-indexed program (8): (1), (2), (3) with z in [0, 1]"
+_NO_GUARANTEE = (
+    "none: the alpha-point bounds of Hall, Schulz, Shmoys, Wein (1997) and Goemans (1997) are"
+    " for jobs of fixed length on one machine or on identical parallel machines; here a job"
+    " holds g_i GPUs at once and its length n_i alpha_i depends on the GPUs free at its start"
+)
+#: the LP roundings (dlsched/models/ddlwmp/rounding.py): summary, parameters of their own
+ROUNDINGS = {
+    "lp-alpha": ("list scheduling by the LP's alpha-points (alpha, default 0.5)", ("alpha",)),
+    "lp-random-alpha": ("list scheduling by the LP's alpha-points, alpha_i drawn per job", ()),
+    "lp-mean-start": ("list scheduling by the LP's mean start times", ()),
+}
+
 METHODS: dict[str, Method] = method_table(
     Method("exact", run_exact, "certified optimum of problem (8), time-indexed MILP", True),
     Method("lp-bound", run_lp_bound, "LP relaxation of the time-indexed MILP (lower bound)"),
@@ -253,6 +267,19 @@ METHODS: dict[str, Method] = method_table(
         )
         for name, summary in _ONLINE.items()
     ),
+    *(
+        Method(
+            name,
+            f"dlsched.models.ddlwmp.rounding:run_{name.replace('-', '_')}",
+            summary + "; work-conserving (strict: order kept), Heavy-Edge (mapping=exact: ILP)",
+            False,
+            (*extra, "mapping", "strict"),
+            ("strict",),
+            rounds=_LP,
+            guarantee=_NO_GUARANTEE,
+        )
+        for name, (summary, extra) in ROUNDINGS.items()
+    ),
 )
 
-__all__ = ["METHODS", "solve_relaxation"]
+__all__ = ["METHODS", "ROUNDINGS", "solve_relaxation"]
