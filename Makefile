@@ -5,13 +5,13 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test docs bench lint clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet uv
-	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -e '.[dev,notebooks]' \
-		|| $(PY) -m pip install --quiet -e '.[dev,notebooks]'
+	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -e '.[dev,notebooks,docs]' \
+		|| $(PY) -m pip install --quiet -e '.[dev,notebooks,docs]'
 	$(PY) -m dlsched.models.hare.branch  # compiles the search once (numba caches it)
 	touch $@
 
@@ -24,10 +24,16 @@ TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
+# the documentation site in site/: the README's tour, the architecture, the errata, the API
+# reference and every notebook executed with its pictures; any warning fails the build
+# (mkdocs.yml: strict). tests/test_docs_site.py then opens it in headless Chromium.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --quiet
+
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py
 
-LINTED := dlsched tests benchmarks notebooks
+LINTED := dlsched tests benchmarks notebooks docs
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check $(LINTED)
@@ -35,4 +41,4 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy dlsched
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache site .cache

@@ -26,14 +26,18 @@ API = (
     "model",
     "solve_model",
     "programs",
+    "equations",
+    "plot_ratios",
 )
+#: where each name of :data:`API` lives (default: :mod:`dlsched.api`)
+_HOMES = {"equations": "dlsched.api_models", "plot_ratios": "dlsched.plotting"}
 
 
 def __getattr__(name: str) -> Any:
     if name in API:
-        from dlsched import api
+        import importlib
 
-        return getattr(api, name)
+        return getattr(importlib.import_module(_HOMES.get(name, "dlsched.api")), name)
     raise AttributeError(f"module 'dlsched' has no attribute {name!r}")
 
 

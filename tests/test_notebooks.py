@@ -49,3 +49,22 @@ def test_notebook_executes(path: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     client.execute(env=env)
     assert images(nb) >= 1, f"{path.name}: no picture shown inline"
+
+
+def test_the_quick_start_needs_only_import_dlsched() -> None:
+    """Every family solved, compared, plotted and its Pyomo model changed and solved again,
+    with no import but ``import dlsched``."""
+    import json
+
+    cells = json.loads((NOTEBOOKS[0].parent / "quickstart.ipynb").read_text())["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    imports = [line.strip() for line in code.splitlines() if "import " in line]
+    assert imports == ["import dlsched"]
+    sections = code.split("dlsched.load(")[1:]
+    families = {s.split("/")[0].strip('"') for s in sections}
+    assert families == {"placement", "hare", "ddlwmp", "elastic"}
+    assert any('"hlas"' in s for s in sections)  # hare's online part too
+    for s in sections:
+        for call in ("dlsched.solve(", "dlsched.compare(", ".plot()", "dlsched.model("):
+            assert call in s, f"{s[:40]}: no {call}"
+        assert "dlsched.solve_model(" in s and ".deactivate()" in s

@@ -1,0 +1,46 @@
+"""MkDocs hooks of the documentation site (mkdocs.yml ``hooks``): docstrings cite code with
+Sphinx roles (``:func:`solve```); the site shows the name alone, in code type."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from markdown import Extension
+from markdown.preprocessors import Preprocessor
+
+_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|data|attr|exc|obj):(<code>)~?(?:[\w.]+\.)?")
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    """``:func:<code>~dlsched.api.solve</code>`` as ``<code>solve</code>``."""
+    return _ROLE.sub(r"\1", html)
+
+
+class _DoctestFences(Preprocessor):
+    """Docstring examples (``>>>`` lines and the output after them, up to a blank line) as
+    fenced Python console blocks, not as Markdown quotes."""
+
+    def run(self, lines: list[str]) -> list[str]:
+        out: list[str] = []
+        inside = False
+        for line in lines:
+            prompt = line.lstrip().startswith((">>>", "... ")) or line.strip() == "..."
+            if prompt and not inside:
+                out += ["", "```pycon"]
+                inside = True
+            elif inside and not line.strip():
+                out += ["```", ""]
+                inside = False
+            out.append(line.strip() if inside else line)
+        return out + (["```"] if inside else [])
+
+
+class DoctestFences(Extension):
+    def extendMarkdown(self, md: Any) -> None:  # noqa: N802 - Markdown's name
+        md.preprocessors.register(_DoctestFences(md), "doctest_fences", 35)
+
+
+def on_config(config: Any, **_: Any) -> Any:
+    config.markdown_extensions.append(DoctestFences())
+    return config
