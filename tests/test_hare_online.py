@@ -448,6 +448,10 @@ def test_pooled_grouping_of_16_gpus_of_4_types_in_4_groups_is_certified():
     assert again.objective == pytest.approx(res.spread, abs=1e-6)
 
 
+#: 14 GPUs in 2 groups: S(14, 2) = 8,191 groupings, more than are listed, so the MILP runs
+BEYOND_LISTING = (4, 4, 3, 3)
+
+
 def _forked(monkeypatch, kill: bool = False) -> list[tuple[float, float | None]]:
     """Record what each forked call is handed (its seconds, what its Deadline has left), then
     run it, or kill it (None) when ``kill``."""
@@ -469,7 +473,7 @@ def test_the_exact_grouping_is_forked_with_what_is_left_of_its_share(monkeypatch
     # GPU_Grouping is built, handed to HiGHS and solved in a child (none of it can stop), given
     # what is left of its deadline and killed a grace past it (a fake clock: 4 of 10 s gone);
     # the online methods give it GROUPING_SHARE of their limit, the simulation follows it
-    inst = mixed((2, 1, 1, 2))
+    inst = mixed(BEYOND_LISTING)
     handed = _forked(monkeypatch)
     clock = FakeClock()
     deadline = Deadline.after(10.0, clock)
@@ -485,7 +489,7 @@ def test_the_exact_grouping_is_forked_with_what_is_left_of_its_share(monkeypatch
 
 
 def test_a_grouping_killed_at_its_limit_is_the_greedy_one_and_says_so(monkeypatch):
-    inst = mixed((2, 1, 1, 2))
+    inst = mixed(BEYOND_LISTING)
     s = speed_matrix(inst)
     _forked(monkeypatch, kill=True)
     res = group_gpus(inst, 2, "exact", SolveOptions(time_limit=10.0))

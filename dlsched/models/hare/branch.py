@@ -296,8 +296,8 @@ def search_compiled() -> bool:
     try:
         from . import branch_core as core
 
-        magic = core.search.targetctx.codegen().magic_tuple()
-        index = core.search._cache._cache_file._load_index()
+        magic = core.search.targetctx.codegen().magic_tuple()  # type: ignore[attr-defined]
+        index = core.search._cache._cache_file._load_index()  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 - an unreadable cache is a cache to build
         return False
     return any(key[1] == magic for key in index)

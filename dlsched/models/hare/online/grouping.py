@@ -247,11 +247,12 @@ def greedy_grouping(s: np.ndarray, groups: int, max_passes: int = 200) -> Groups
     for i, g in enumerate(order):
         lap, pos = divmod(i, groups)
         snake[g] = pos if lap % 2 == 0 else groups - 1 - pos
-    starts = [_as_groups(_improve(s, m, groups, max_passes), groups) for m in (lpt, snake)]
+    starts = [as_groups(_improve(s, m, groups, max_passes), groups) for m in (lpt, snake)]
     return min(starts, key=lambda g: (spread(s, g), g))
 
 
-def _as_groups(member: Sequence[int], groups: int) -> Groups:
+def as_groups(member: Sequence[int], groups: int) -> Groups:
+    """The grouping of a membership list (GPU g in group member[g]), ordered by lowest GPU."""
     out = tuple(tuple(g for g, u in enumerate(member) if u == v) for v in range(groups))
     return tuple(sorted(out))  # canonical: ordered by lowest GPU
 
@@ -404,7 +405,18 @@ def _solve_exact(
 ) -> GroupingResult:
     """The MILP built and solved in a child killed a grace past ``deadline`` (building and
     handing it to HiGHS cannot stop: 0.6 s on 1,000 jobs), the greedy grouping when it is
-    killed, finds none or finds a worse one."""
+    killed, finds none or finds a worse one. Unless ``pooled`` names a MILP, a cluster small
+    enough to list every grouping (:mod:`.enumerate_groups`) is proven by exhaustion instead,
+    with no solver."""
+    from .enumerate_groups import best_grouping
+
+    listed = best_grouping(s, u) if pooled is None else None
+    if listed is not None:
+        best, count = listed
+        val = spread(s, best)
+        cert = certify(val, Proof(bound=val), instance=name, route="grouping")
+        info = {"route": "enumeration", "partitions": count}
+        return GroupingResult(best, val, cert, "exact", time.perf_counter() - t0, info)
     classes = gpu_classes(s)
     use_pooled = len(classes) < s.shape[1] if pooled is None else pooled
     got = deadline.run(_milp, s, classes, u, use_pooled, options, deadline, label="grouping")
@@ -443,17 +455,19 @@ def _decode(model: Any, res: Any, classes: Sequence[Sequence[int]], u: int, pool
         count = np.array(
             [[round(res.value(model.x[t, v])) for v in range(u)] for t in range(len(classes))]
         )
-        return _as_groups(_members_from_counts(classes, count), u)
+        return as_groups(_members_from_counts(classes, count), u)
     n_gpus = sum(len(c) for c in classes)
     member = [max(range(u), key=lambda v: res.value(model.z[g, v])) for g in range(n_gpus)]
-    return _as_groups(member, u)
+    return as_groups(member, u)
 
 
 __all__ = [
     "GPUS_PER_GROUP",
     "GroupingResult",
+    "as_groups",
     "build_grouping_model",
     "build_pooled_model",
+    "check_groups",
     "default_groups",
     "gpu_classes",
     "greedy_grouping",
