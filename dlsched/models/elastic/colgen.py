@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -38,6 +38,19 @@ from dlsched.solvers.highs import MatrixModel, RowBlock, safe_dual_bound, solve_
 REDUCED_TOL = 1e-7
 
 
+class MasterLP(NamedTuple):
+    """A restricted master LP solved: its value, the duals pi [J] and prices Y [T, H, R]
+    (>= 0), its ``columns`` and their values ``x`` (aligned), and each job's artificial
+    value ``art`` [J] (the share of job j the master leaves unscheduled)."""
+
+    value: float
+    pi: np.ndarray
+    prices: np.ndarray
+    columns: list[Column]
+    x: np.ndarray
+    art: np.ndarray
+
+
 @dataclass
 class ColumnGeneration:
     """What column generation did: bound, LP value, history."""
@@ -49,6 +62,9 @@ class ColumnGeneration:
     columns: int
     history: list[tuple[float, float]] = field(default_factory=list)  # (master, bound)
     wall_time: float = 0.0
+    #: the last master LP solved (None before the first): its columns and values, what a
+    #: rounding of the LP reads (kept out of :meth:`details`)
+    master: MasterLP | None = None
 
     def details(self) -> dict[str, Any]:
         return {
@@ -110,17 +126,19 @@ def master_matrix(inst: ElasticInstance, columns: list[Column]) -> MatrixModel:
 
 def solve_master(
     inst: ElasticInstance, columns: list[Column], options: SolveOptions
-) -> tuple[float, np.ndarray, np.ndarray] | None:
-    """The restricted master LP (HiGHS, :func:`solve_matrix`, within ``options.time_limit``):
-    its value, pi [J] and prices Y [T, H, R] (>= 0; HiGHS gives a non-positive dual to an
-    active upper side); None when the limit stopped it first."""
+) -> MasterLP | None:
+    """The restricted master LP (HiGHS, :func:`solve_matrix`, within ``options.time_limit``)
+    over ``columns`` (HiGHS gives a non-positive dual to an active upper side, hence Y =
+    max(0, -dual)); None when the limit stopped it first."""
     res = solve_matrix(master_matrix(inst, columns), options)
     if res.info["hit_limit"] or res.objective is None or res.row_dual is None:
         return None
+    assert res.col_value is not None
     pi = res.row_dual[: inst.num_jobs]
     shape = (inst.horizon, inst.num_servers, len(inst.resources))
     prices = np.maximum(0.0, -res.row_dual[inst.num_jobs :]).reshape(shape)
-    return res.objective, pi, prices
+    art, x = res.col_value[: inst.num_jobs], res.col_value[inst.num_jobs :]
+    return MasterLP(res.objective, pi, prices, list(columns), x, art)
 
 
 def certified_bound(
@@ -179,9 +197,10 @@ def column_generation(
         master = solve_master(inst, columns, deadline.solve_options(options))
         if master is None:
             break
-        value, pi, prices = master
+        value, pi, prices = master.value, master.pi, master.prices
         out.iterations += 1
         out.lp_value = value
+        out.master = master
         round_ = lagrangian_round(inst, prices, deadline)
         if round_ is None:
             break
@@ -221,6 +240,7 @@ def full_lp(inst: ElasticInstance, columns: list[Column]) -> float:
 
 __all__ = [
     "ColumnGeneration",
+    "MasterLP",
     "certified_bound",
     "column_generation",
     "full_lp",

@@ -1,12 +1,23 @@
-"""What ``dlsched demo`` shows of the elastic family: the online algorithms and the baselines
-beside the optimum, then Theorem 1 on its two bundled counterexamples."""
+"""What ``dlsched demo`` shows of the elastic family: the LP bound and its two roundings, the
+online algorithms and the baselines beside the optimum, then Theorem 1 on its two bundled
+counterexamples."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 DEMO_INSTANCES = ("intro-cifar10", "ring-2jobs")
-DEMO_METHODS = ("lp-bound", "a-online", "a-dual", "fifo", "drf", "tiresias", "antman")
+DEMO_METHODS = (
+    "lp-bound",
+    "lp-round",
+    "lp-random-round",
+    "a-online",
+    "a-dual",
+    "fifo",
+    "drf",
+    "tiresias",
+    "antman",
+)
 
 #: Theorem 1's counterexamples: (stem, n workers, prices over the window [h][r], free capacity
 #: [h][r]) as their descriptions give them.

@@ -3,8 +3,10 @@
 Zhou et al., IEEE TCC (seed 003). Every schedule passes :func:`.check.check_schedule`; the
 reported objective is the checker's. ``lp-bound`` returns no schedule: its ``bound`` is the
 certified Lagrangian bound of column generation, ``details`` carry the rest (status
-``infeasible`` when a job has no schedule at all). A heuristic whose commitments leave some job
-no room before the horizon returns no schedule either (:func:`no_schedule_outcome`).
+``infeasible`` when a job has no schedule at all); ``lp-round`` and ``lp-random-round``
+(:mod:`.rounding`) round its last master LP into a schedule. A heuristic whose commitments
+leave some job no room before the horizon returns no schedule either
+(:func:`no_schedule_outcome`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlsched.errors import OptionError
 from dlsched.models import Method, MethodOptions, method_table
@@ -24,6 +26,9 @@ from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import SolveOptions, SolveResult, Status, solve
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import Deadline
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dlsched.models.elastic.colgen import ColumnGeneration
 
 
 def _positive_int(options: MethodOptions, name: str, default: int) -> int:
@@ -165,14 +170,21 @@ def _better(
     return schedule, claimed
 
 
-def run_lp_bound(instance: ElasticInstance, options: MethodOptions) -> Outcome:
-    """The LP relaxation of (8)/(17) by column generation; certified Lagrangian bound."""
+def solve_lp(
+    instance: ElasticInstance, options: MethodOptions, deadline: Deadline
+) -> ColumnGeneration:
+    """The LP relaxation of (8)/(17) by column generation within ``deadline``, at most
+    ``--param max_iterations`` (default 500) master LPs; what ``lp-bound`` reports and the
+    roundings of :mod:`.rounding` round."""
     from dlsched.models.elastic.colgen import column_generation
 
     max_iter = _positive_int(options, "max_iterations", 500)
-    cg = column_generation(
-        instance, options.solve, max_iterations=max_iter, deadline=options.deadline
-    )
+    return column_generation(instance, options.solve, max_iterations=max_iter, deadline=deadline)
+
+
+def run_lp_bound(instance: ElasticInstance, options: MethodOptions) -> Outcome:
+    """The LP relaxation of (8)/(17) by column generation; certified Lagrangian bound."""
+    cg = solve_lp(instance, options, options.deadline)
     return verified_outcome(
         instance,
         "lp-bound",
@@ -243,6 +255,16 @@ def _heuristic_method(name: str, summary: str, params: tuple[str, ...] = ()) -> 
     return Method(name, _heuristic(name), summary, params=params)
 
 
+#: What ``lp-round`` and ``lp-random-round`` round (:mod:`.rounding`).
+_ROUNDS = (
+    "LP relaxation of the packing ILP (8)/(17), minimization form of (2)/(15), by column "
+    "generation with exact pricing (12)/(20) (lp-bound's last master)"
+)
+_GUARANTEE = (
+    "none (Raghavan-Thompson 1987 bounds the picks before repair only: expected cost = LP "
+    "value, capacities met in expectation; the repair that restores (8a)/(17a) is unbounded)"
+)
+
 METHODS: dict[str, Method] = method_table(
     Method(
         "exact",
@@ -258,6 +280,27 @@ METHODS: dict[str, Method] = method_table(
         "LP relaxation of (8)/(17) by column generation with exact pricing (12)/(20): "
         "certified lower bound (no schedule)",
         params=("max_iterations",),
+    ),
+    *(
+        Method(
+            name,
+            f"dlsched.models.elastic.rounding:{run}",
+            f"{how}, then repaired: heaviest job first, its pick if it fits what is left, "
+            "else its cheapest schedule in what is left at the LP's duals, completion term "
+            "included (pricing (12)/(20)); no room before T: no schedule. details: lp_value, "
+            "ratio_to_lp (objective / LP, >= 1: minimization)",
+            params=("max_iterations",),
+            rounds=_ROUNDS,
+            guarantee=_GUARANTEE,
+        )
+        for name, run, how in (
+            ("lp-round", "run_lp_round", "each job's LP column of largest value"),
+            (
+                "lp-random-round",
+                "run_lp_random_round",
+                "each job's LP column drawn with probability its LP value (--seed)",
+            ),
+        )
     ),
     _heuristic_method(
         "a-online",
@@ -297,4 +340,4 @@ METHODS: dict[str, Method] = method_table(
     ),
 )
 
-__all__ = ["METHODS", "no_schedule_outcome", "run_exact", "run_lp_bound"]
+__all__ = ["METHODS", "no_schedule_outcome", "run_exact", "run_lp_bound", "solve_lp"]
