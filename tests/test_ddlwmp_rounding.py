@@ -5,9 +5,11 @@ the time limit kept (on an injected clock) and bad parameters refused."""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -101,15 +103,24 @@ def test_random_alphas_lie_in_0_1_and_follow_the_seed():
 # --- schedules ---------------------------------------------------------------------------------
 
 
-@settings(max_examples=4, derandomize=True, deadline=None)
+VARIANTS = [(name, {}) for name in ROUNDINGS] + [
+    ("lp-alpha", {"strict": True}),
+    ("lp-alpha", {"mapping": "lp"}),
+    ("lp-random-alpha", {"mapping": "exact", "strict": True}),
+]
+
+
+@settings(max_examples=5, derandomize=True, deadline=None)
 @given(st.integers(0, 10_000))
 def test_roundings_are_checked_schedules_above_the_lp_and_the_optimum(seed):
     inst = generate(5, 8, seed, gpus_per_server=4)
     opt = run_method(inst, "exact")
     assert opt.status == Status.OPTIMAL
     lp = run_method(inst, "lp-bound").bound
-    for name in ROUNDINGS:
-        for params in ({}, {"strict": True}):
+    with pytest.MonkeyPatch.context() as patch:  # the LP solved once for every variant
+        solved = methods.solve_relaxation(inst, MethodOptions())
+        patch.setattr(methods, "solve_relaxation", lambda *args: solved)
+        for name, params in VARIANTS:
             out = run_method(inst, name, options(60, **params))
             ev = check_schedule(inst, out.solution)  # the checker's own evaluation
             assert out.objective == pytest.approx(ev.objective)
@@ -144,6 +155,56 @@ def test_exact_mapping_is_never_slower_than_heavy_edge_on_the_same_free_gpus(mon
         assert alpha <= he + 1e-9
     assert out.evaluation.alphas == pytest.approx([a for _, _, a in sorted(seen)])
     assert out.objective >= out.bound - 1e-6
+
+
+def _lp_policy(free, chosen):
+    """An LpPlacing on a cluster whose servers have ``free`` GPUs free (of 4 each)."""
+    inst = load(TOY)
+    c = replace(inst.cluster, servers=len(free), gpus_per_server=4)
+    jobs = tuple(replace(inst.jobs[0], name=f"j{k}") for k in range(len(chosen)))
+    policy = rounding.LpPlacing(replace(inst, cluster=c, jobs=jobs), float, False, chosen)
+    policy.free = list(free)
+    return policy
+
+
+def test_lp_placement_moves_to_the_tightest_servers_with_room():
+    # rows of 3 and 1 GPUs on free (1, 4, 3): the 3 on server 2, the 1 on server 0
+    chosen = [((0, (2, 1)), (1, (1, 0)))]
+    assert _lp_policy((1, 4, 3), chosen).fit(0) == ((0, (1, 0)), (2, (2, 1)))
+    assert _lp_policy((1, 2, 2), chosen).fit(0) is None  # no server holds 3
+    shares = (Share(0, 0.0, 5.0, 0.3, ((0, (1,)),)), Share(1, 0.0, 4.0, 0.7, ((0, (2,)),)))
+    assert rounding.lp_placement(shares) == ((0, (2,)),)
+
+
+@settings(max_examples=80, derandomize=True, deadline=None)
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=5),
+    st.lists(st.integers(1, 4), min_size=1, max_size=4),
+)
+def test_lp_placement_fits_exactly_when_some_servers_have_room(free, rows):
+    """Brute force: the rows fit iff some distinct servers each have room for one row."""
+    chosen = [tuple((m, (u,)) for m, u in enumerate(rows))]
+    got = _lp_policy(free, chosen).fit(0)
+    fits = any(
+        all(free[m] >= u for m, u in zip(servers, rows, strict=True))
+        for servers in itertools.permutations(range(len(free)), len(rows))
+    )
+    assert (got is not None) == fits
+    if got is not None:
+        assert sorted(sum(r) for _, r in got) == sorted(rows)
+        assert all(free[m] >= sum(r) for m, r in got)
+
+
+def test_lp_mapping_runs_each_job_at_its_lp_options_speed(monkeypatch):
+    """With mapping=lp every job runs on its LP option's placement moved to servers with room:
+    the servers are alike, so its alpha is that option's."""
+    inst = generate(8, 8, 4, gpus_per_server=4)
+    _, lp = _solved_lp(monkeypatch, inst)
+    out = run_method(inst, "lp-alpha", options(60, mapping="lp"))
+    assert out.details["mapping"] == "lp"
+    for job, shares, alpha in zip(inst.jobs, lp, out.evaluation.alphas, strict=True):
+        chosen = rounding.lp_placement(shares)
+        assert alpha == pytest.approx(alpha_ms(job, inst.cluster, chosen), rel=1e-12)
 
 
 def test_strict_order_keeps_the_lp_order_among_released_jobs():

@@ -205,17 +205,19 @@ def cut_outcome(
 
 def _online(name: str) -> Any:
     def run(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
-        from dlsched.models.ddlwmp.online import PolicyTimeUp, run_policy
+        from dlsched.models.ddlwmp.online import PolicyTimeUp, flow_report, run_policy
 
         deadline = opts.deadline
         instance, info = _with_predictor(instance, opts)
+        pooled = opts.param("pooled", False)
         try:
-            schedule, stats = run_policy(instance, name, _tau(opts), deadline=deadline)
+            schedule, stats = run_policy(instance, name, _tau(opts), None, deadline, pooled)
         except PolicyTimeUp as cut:
             return cut_outcome(instance, name, cut, deadline, info)
-        return verified_outcome(
+        out = verified_outcome(
             instance, name, schedule, wall_time=deadline.elapsed(), details=info | stats
         )
+        return flow_report(out, instance, deadline)
 
     return run
 
@@ -263,7 +265,7 @@ METHODS: dict[str, Method] = method_table(
             _online(name),
             summary,
             False,
-            (("tau",) if "srpt" in name else ()) + ("predictor", "train_share"),
+            (("tau",) if "srpt" in name else ()) + ("predictor", "train_share", "pooled"),
         )
         for name, summary in _ONLINE.items()
     ),
@@ -271,7 +273,7 @@ METHODS: dict[str, Method] = method_table(
         Method(
             name,
             f"dlsched.models.ddlwmp.rounding:run_{name.replace('-', '_')}",
-            summary + "; work-conserving (strict: order kept), Heavy-Edge (mapping=exact: ILP)",
+            summary + "; work-conserving (strict: order kept); mapping heavy-edge, exact or lp",
             False,
             (*extra, "mapping", "strict"),
             ("strict",),

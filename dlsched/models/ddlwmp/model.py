@@ -166,12 +166,14 @@ def decode(
 @dataclass(frozen=True)
 class Share:
     """A share ``weight`` of one job in a solution of the LP relaxation: the job on option
-    ``option`` (its best placement for one usage) from ``start`` for ``run`` seconds."""
+    ``option`` (its best placement for one usage, ``placement``) from ``start`` for ``run``
+    seconds."""
 
     option: int
     start: float
     run: float
     weight: float
+    placement: Placement = ()
 
 
 #: LP values at or below this are read as 0 (a solver's noise on columns at zero)
@@ -187,8 +189,9 @@ def shares(
     for i, o, t in mdl.STARTS:
         z = values.get(mdl.z[i, o, t].name, 0.0)
         if z > SHARE_TOL:
-            run = run_seconds(instance.jobs[i], options[i][o].alpha)
-            out[i].append(Share(o, t * instance.cluster.slot_s, run, z))
+            opt = options[i][o]
+            run = run_seconds(instance.jobs[i], opt.alpha)
+            out[i].append(Share(o, t * instance.cluster.slot_s, run, z, opt.placement))
     return tuple(tuple(sorted(s, key=lambda x: (x.start, x.option))) for s in out)
 
 
