@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from dlsched.models import MethodOptions
 from dlsched.models.hare.instance import HareInstance
@@ -204,6 +203,8 @@ def _assignment(cost: np.ndarray, deadline: Deadline | None) -> tuple[np.ndarray
     """linear_sum_assignment(cost), killed at ``deadline`` with no grace (it cannot stop
     itself: seconds on a thousand jobs, and it grows as jobs^3 x GPUs; cut, the baseline has
     no schedule, so nothing is lost by not waiting)."""
+    from scipy.optimize import linear_sum_assignment  # only AlloX needs SciPy
+
     _check(deadline)
     left = None if deadline is None else deadline.left()
     if left is None or cost.size <= ALLOX_INLINE_ENTRIES:

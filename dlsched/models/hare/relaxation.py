@@ -15,16 +15,16 @@ scheduling polyhedron*, Math. Programming 58 (1993) 263-285.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import pyomo.environ as pyo
+from typing import TYPE_CHECKING, Any
 
 from dlsched.models.hare.instance import HareInstance, Task
 from dlsched.solvers import SolveOptions, SolveResult, Status, solve
 from dlsched.solvers.deadline import Deadline
 
 from .common import budget
-from .model import add_subset_cut, build_relaxation
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,8 @@ def solve_relaxation(
     """RL exactly as printed: HiGHS on the exact linearization, or SCIP on the quadratic form,
     in what is left of ``deadline`` (default: ``options.time_limit`` from now) once the model
     is built."""
+    from .model import build_relaxation  # Pyomo, when a relaxation runs
+
     deadline = budget(options, deadline)
     form = "quadratic" if backend == "scip" else "pairs"
     model = build_relaxation(instance, form)
@@ -109,6 +111,8 @@ def solve_strong_relaxation(
 ) -> tuple[RelaxedSolution, RelaxedSolution, list[dict[str, Any]]]:
     """(RL, RL + subset cuts, history). Each round solves the MILP to optimality, in what is
     left of ``deadline`` (default: ``options.time_limit`` from now)."""
+    from .model import add_subset_cut, build_relaxation
+
     deadline = budget(options, deadline)
     model = build_relaxation(instance, "pairs")
     history: list[dict[str, Any]] = []

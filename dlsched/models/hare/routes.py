@@ -28,7 +28,6 @@ from .baselines import baseline_outcome
 from .budget import HINT_SHARE
 from .common import RouteResult, before_checking, forked, push_to_feasible
 from .cpsat import best_hint
-from .model import build_exact_gdp, decode, to_milp
 from .pipeline import choose_strategy, solve_exact
 from .relaxation import (
     RelaxedSolution,
@@ -115,6 +114,8 @@ def _milp_schedule(
 ) -> tuple[SolveResult, TaskSchedule | None, float]:
     """Build the pyomo.gdp model, solve it with HiGHS in the time left to ``deadline``, decode
     the incumbent."""
+    from .model import build_exact_gdp, decode, to_milp  # Pyomo, when this route runs
+
     model = to_milp(build_exact_gdp(instance), transform)
     res = solve(model, "highs", deadline.solve_options(options))
     if not res.has_solution:
