@@ -21,8 +21,8 @@ CLUSTER = Cluster(servers=4, gpus_per_server=8, inter_gbps=10.0, intra_gbps=2400
 GAVEL = gavel_dir(Path(__file__).resolve().parent.parent)
 
 
-def _iterations_match_duration(job: Job, seconds: float) -> None:
-    a = alpha_tilde_min(job, CLUSTER)[0]
+def _iterations_match_duration(job: Job, seconds: float, cluster: Cluster = CLUSTER) -> None:
+    a = alpha_tilde_min(job, cluster)[0]
     assert job.iterations == max(1, round(seconds * 1000 / a))
 
 
@@ -244,15 +244,25 @@ def test_cli_turns_pai_tables_into_an_instance_with_predictions(tmp_path: Path, 
 @pytest.mark.parametrize(
     ("name", "text", "params", "shown"),
     [
-        ("t.trace", GAVEL_LINES[0].replace("4000", "4e3x"), (), ["line 1: total_steps", "4e3x"]),
-        ("t.trace", GAVEL_LINES[0].replace("\t0.0\t", "\t-3\t"), (), ["line 1: arrival", "-3"]),
+        (
+            "t.trace",
+            GAVEL_LINES[0].replace("4000", "4e3x"),
+            (),
+            ["line 1, column total_steps", "4e3x"],
+        ),
+        (
+            "t.trace",
+            GAVEL_LINES[0].replace("\t0.0\t", "\t-3\t"),
+            (),
+            ["line 1, column arrival", "-3"],
+        ),
         ("t.trace", "only\ttwo\n", (), ["line 1", "expected 7 tab fields"]),
         ("t.trace", GAVEL_LINES[0], ("limit=0",), ["limit", "0"]),
         ("t.trace", GAVEL_LINES[0], ("setting=paper",), ["setting", "paper"]),
         ("t.txt", GAVEL_LINES[0], (), ["format", "t.txt"]),
         ("t.trace", GAVEL_LINES[0], ("format=philly",), ["format", "philly"]),
-        ("pai_job_table.csv", "a,i,u,T,5,later\n", (), ["line 1: end_time", "later"]),
-        ("pai_job_table.csv", "a,i,u\n", (), ["line 1", "expected 6 fields"]),
+        ("pai_job_table.csv", "a,i,u,T,5,later\n", (), ["line 1, column end_time", "later"]),
+        ("pai_job_table.csv", "a,i,u\n", (), ["line 1, column status", "expected 6 fields"]),
     ],
 )
 def test_cli_bad_trace_is_one_line_exit_2(tmp_path: Path, capsys, name, text, params, shown):
@@ -271,3 +281,156 @@ def test_cli_missing_trace_or_throughputs(tmp_path: Path, capsys) -> None:
     (tmp_path / "t.trace").write_text(GAVEL_LINES[0])
     code, err = _generate(tmp_path, capsys, f"trace={tmp_path / 't.trace'}")
     assert code == 2 and "throughputs" in err
+
+
+# --- the PAI samples (tests/data/pai) read in place of an instance -----------------------------
+
+PAI = Path(__file__).resolve().parent / "data" / "pai"
+
+
+def test_pai_sample_is_read_directly_on_the_pai_cluster() -> None:
+    from dlsched.instances import load
+    from dlsched.models.ddlwmp.traces import CLUSTERS
+
+    inst = load(PAI / "pai_job_table.csv")
+    assert inst.cluster == CLUSTERS["pai"] and inst.cluster.total_gpus >= 6500
+    assert inst.num_jobs == 20  # of 24: two running (no end_time), two with no GPU
+    # 1 x 50%, 1 x 100%, 2 ps + 4 x 100%, 8 x 100%, 1 x 25%, 2 x 100% + 1 x 50% (3: no Table I
+    # configuration has 3 GPUs, the largest that fits has 2)
+    assert [j.gpus for j in inst.jobs[:6]] == [1, 1, 4, 8, 1, 2]
+    assert [j.release for j in inst.jobs[:3]] == [0.0, 125.0, 525.0]  # submissions, shifted
+    # from the tasks' launch to the job's end: the 240 s wait of job 1 is not run time
+    for k, run in ((0, 20000.0), (1, 1800.0), (2, 7260.0), (3, 600.0)):
+        _iterations_match_duration(inst.jobs[k], run, inst.cluster)
+
+
+def test_pai_manifest_reads_the_tables_on_its_own_cluster(tmp_path: Path) -> None:
+    from dlsched.instances import instance_hash, load
+
+    spec = {
+        "family": "ddlwmp",
+        "name": "pai-sample",
+        "cluster": {"servers": 4, "gpus_per_server": 8, "inter_gbps": 10, "intra_gbps": 2400},
+        "trace": {"path": str(PAI / "pai_job_table.csv"), "group_tags": "pai_group_tag_table.csv"},
+    }
+    spec["trace"]["group_tags"] = str(PAI / "pai_group_tag_table.csv")
+    (tmp_path / "m.json").write_text(json.dumps(spec))
+    inst = load(tmp_path / "m.json")
+    direct = read_pai(
+        PAI / "pai_job_table.csv",
+        PAI / "pai_task_table.csv",
+        CLUSTER,
+        PAI / "pai_group_tag_table.csv",
+    )
+    assert inst.jobs == direct.jobs and inst.name == "pai-sample"
+    tags = {ln.split(",")[3] for ln in (PAI / "pai_group_tag_table.csv").read_text().splitlines()}
+    assert {j.group for j in inst.jobs} <= tags  # the trace's own groups
+    written = DdlwmpInstance("pai-sample", CLUSTER, direct.jobs)
+    assert instance_hash(inst) == instance_hash(written)
+    # paths relative to the manifest's folder
+    for name in ("pai_job_table.csv", "pai_task_table.csv", "pai_group_tag_table.csv"):
+        (tmp_path / name).write_text((PAI / name).read_text())
+    spec["trace"] = {"path": "pai_job_table.csv", "group_tags": "pai_group_tag_table.csv"}
+    (tmp_path / "m.json").write_text(json.dumps(spec))
+    assert load(tmp_path / "m.json").jobs == direct.jobs
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from dlsched.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_solve_and_compare_read_a_pai_trace(capsys) -> None:
+    trace = str(PAI / "pai_job_table.csv")
+    code, out, err = _cli(capsys, "solve", trace, "--method", "a-srpt", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    d = got["details"]
+    assert len(got["solution"]["jobs"]) == 20
+    assert 0 < d["flow_time_bound_s"] <= d["flow_time_s"]
+    assert d["flow_time_gap"] == pytest.approx(1 - d["flow_time_bound_s"] / d["flow_time_s"])
+    code, out, err = _cli(
+        capsys, "compare", trace, "--methods", "a-srpt,wcs-subtime", "--reference", "srpt-bound"
+    )
+    assert code == 0 and "wcs-subtime" in out, err
+
+
+def test_solve_reads_a_gavel_trace(tmp_path: Path, capsys) -> None:
+    trace = tmp_path / "t.trace"
+    trace.write_text("\n".join(GAVEL_LINES) + "\n")
+    (tmp_path / "isolated_throughputs.json").write_text(json.dumps(TPUT))
+    code, out, err = _cli(capsys, "solve", str(trace), "--method", "wcs-subtime", "--json")
+    assert code == 0, err
+    assert sorted(json.loads(out)["solution"]["jobs"]) == ["t0", "t1", "t2"]
+
+
+def _broken_pai(tmp_path: Path, jobs: str, tasks: str) -> str:
+    (tmp_path / "pai_job_table.csv").write_text(jobs)
+    (tmp_path / "pai_task_table.csv").write_text(tasks)
+    return str(tmp_path / "pai_job_table.csv")
+
+
+_JOB = "j1,i1,u1,Terminated,100.0,700.0\n"
+_TASK = "j1,worker,2.0,Terminated,110.0,700.0,600.0,29.3,100.0,V100\n"
+_TASK_HEADER = "job_name,task_name,inst_num,status,start_time,end_time,plan_cpu,plan_mem,plan_gpu"
+
+
+@pytest.mark.parametrize(
+    ("jobs", "tasks", "file", "where", "why"),
+    [
+        # a header without a column the reader needs
+        (
+            _JOB,
+            _TASK_HEADER.replace(",plan_gpu", "") + "\n" + _TASK,
+            "task",
+            "line 1, column plan_gpu",
+            "missing",
+        ),
+        # a row cut short: its first missing column
+        (_JOB, "j1,worker,2.0,Terminated,110.0\n", "task", "line 1, column end_time", "missing"),
+        (
+            _JOB + "j2,i2,u2,Terminated,1e2x,700\n",
+            _TASK,
+            "job",
+            "line 2, column start_time",
+            "1e2x",
+        ),
+        (_JOB, _TASK.replace("2.0,", "two,", 1), "task", "line 1, column inst_num", "two"),
+        (
+            _JOB,
+            _TASK.replace(",100.0,V100", ",-100.0,V100"),
+            "task",
+            "line 1, column plan_gpu",
+            "-100",
+        ),
+        (
+            _JOB + "j2,i2,u2,Terminated,150.0,900.0\n",
+            _TASK,
+            "job",
+            "line 2, column job_name",
+            "no task",
+        ),
+    ],
+)
+def test_a_malformed_pai_trace_is_one_line_naming_file_line_and_column(
+    tmp_path: Path, capsys, jobs: str, tasks: str, file: str, where: str, why: str
+) -> None:
+    trace = _broken_pai(tmp_path, jobs, tasks)
+    code, _, err = _cli(capsys, "solve", trace, "--method", "a-srpt")
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert f"pai_{file}_table.csv" in err and where in err and why in err, err
+
+
+def test_a_header_row_may_order_the_columns(tmp_path: Path) -> None:
+    from dlsched.instances import load
+
+    header = "end_time,job_name,start_time,user,status,inst_id\n"
+    jobs = header + "700.0,j1,100.0,u1,Terminated,i1\n"
+    tasks = _TASK_HEADER + ",gpu_type\n" + _TASK
+    inst = load(_broken_pai(tmp_path, jobs, tasks))
+    assert [(j.gpus, j.user) for j in inst.jobs] == [(2, "u1")]
+    _iterations_match_duration(inst.jobs[0], 590.0, inst.cluster)  # 700 - the launch at 110

@@ -1,5 +1,11 @@
 """Instances: typed, immutable, loaded from JSON (by path or bundled name) with validation.
 
+A family with a compact form (its ``columnar`` module: profiles written once, jobs as
+columns) is also read from compact JSON and from Parquet (:mod:`.parquet`), and a trace file
+(:data:`TRACES`) is read as an instance of the family that reads it. :func:`save` writes
+large instances in the compact form; :func:`instance_hash` is the same for every form of the
+same jobs.
+
 >>> from dlsched.instances import load
 >>> inst = load("placement/liu2024-motivating")
 >>> inst.num_jobs, inst.num_workers
@@ -10,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -20,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from dlsched import families
-from dlsched.errors import DlschedError, InstanceError
+from dlsched.errors import DlschedError, InstanceError, OptionError
+from dlsched.instances import parquet
 
 #: A bundled name is ``family/stem``; the stem may not leave the family's data folder.
 _BUNDLED_NAME = re.compile(r"^([a-z][a-z0-9_]*)/([A-Za-z0-9][A-Za-z0-9._-]{0,120})$")
@@ -129,9 +137,31 @@ def _bundled(name: str) -> Any:
     return res if res.is_file() else None
 
 
+#: Trace files read in place of an instance (by suffix), and the family whose ``traces``
+#: module reads them (``load_trace``).
+TRACES = {".csv": "ddlwmp", ".trace": "ddlwmp"}
+#: The forms :func:`save` writes.
+FORMS = ("full", "compact", "parquet")
+
+
+def _family_module(family: str, name: str) -> Any:
+    """The family's module ``name`` (``columnar``, ``traces``), or None if it has none."""
+    full = f"{families.REGISTRY[family]}.{name}"
+    try:
+        return importlib.import_module(full)
+    except ModuleNotFoundError as e:
+        if e.name == full:
+            return None
+        raise
+
+
 def load(ref: str | os.PathLike[str]) -> Any:
-    """Load an instance from a file path or a bundled name."""
+    """Load an instance from a file path (JSON in the full or compact form, Parquet, or a
+    trace file of :data:`TRACES`) or a bundled name."""
     path = Path(ref)
+    other = _load_other(path)
+    if other is not None:
+        return other
     try:
         text = path.read_text(encoding="utf-8") if path.is_file() else None
     except (OSError, UnicodeDecodeError, ValueError) as e:  # ValueError: NUL in the path
@@ -147,13 +177,59 @@ def load(ref: str | os.PathLike[str]) -> Any:
     )
 
 
-def dumps(instance: Any) -> str:
+def _load_other(path: Path) -> Any:
+    """A Parquet instance or a trace file at ``path``, else None."""
+    try:
+        if not path.is_file():
+            return None
+    except (OSError, ValueError):
+        return None
+    if parquet.is_parquet(path) or path.suffix.lower() == ".parquet":
+        return from_dict(parquet.read(path), str(path))
+    family = TRACES.get(path.suffix.lower())
+    if family is None:
+        return None
+    return _family_module(family, "traces").load_trace(path)
+
+
+def _columnar(instance: Any, form: str) -> Any:
+    module = _family_module(families.of(instance).name, "columnar")
+    if module is None:
+        raise OptionError("form", form, f"the {instance.family} family has no compact form")
+    return module
+
+
+def dumps(instance: Any, form: str = "full") -> str:
+    """The instance as JSON text, in the ``full`` or the ``compact`` form."""
+    if form == "compact":
+        module = _columnar(instance, form)
+        return str(module.compact_dumps(module.to_compact(instance)))
+    if form != "full":
+        raise OptionError("form", form, "expected 'full' or 'compact'")
     return json.dumps(to_dict(instance), indent=1) + "\n"
 
 
-def save(instance: Any, path: str | os.PathLike[str]) -> Path:
-    """Write atomically: a crash or error never leaves a half-written file behind."""
-    return write_text_atomic(Path(path), dumps(instance))
+def form_for(instance: Any, path: str | os.PathLike[str]) -> str:
+    """The form :func:`save` writes by default: Parquet for a ``.parquet`` path, else the
+    compact form from the family's ``COMPACT_FROM`` jobs, else the full one (small instances
+    stay easy to read)."""
+    if Path(path).suffix.lower() == ".parquet":
+        return "parquet"
+    module = _family_module(families.of(instance).name, "columnar")
+    big = module is not None and instance.num_jobs >= module.COMPACT_FROM
+    return "compact" if big else "full"
+
+
+def save(instance: Any, path: str | os.PathLike[str], form: str | None = None) -> Path:
+    """Write atomically (a crash or error never leaves a half-written file behind) in
+    ``form`` (one of :data:`FORMS`; by default :func:`form_for`'s)."""
+    form = form_for(instance, path) if form is None else form
+    if form == "parquet":
+        module = _columnar(instance, form)
+        return write_bytes_atomic(Path(path), parquet.to_bytes(module.to_compact(instance)))
+    if form not in FORMS:
+        raise OptionError("form", form, f"expected one of {', '.join(FORMS)}")
+    return write_text_atomic(Path(path), dumps(instance, form))
 
 
 def _mode_for(path: Path) -> int:
@@ -203,10 +279,15 @@ def write_text_atomic(path: Path, text: str) -> Path:
     the file it names is replaced and the link kept. A device or pipe (``/dev/null``) is
     written directly, never replaced by a file; its errors (``/dev/full``: no space left) are
     raised as OSError. Returns ``path``."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> Path:
+    """:func:`write_text_atomic` for bytes."""
     given, path = Path(path), output_target(path)
     if is_special(path):
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open(path, "wb") as fh:
+            fh.write(data)
         return given
     if path.parent and not path.parent.exists():
         raise InstanceError(str(path), "", str(path.parent), "directory does not exist")
@@ -214,8 +295,8 @@ def write_text_atomic(path: Path, text: str) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)  # mkstemp makes 0600
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -229,6 +310,26 @@ def write_text_atomic(path: Path, text: str) -> Path:
 _HASHES: dict[int, tuple[weakref.ref[Any], str]] = {}
 
 
+def _digest(instance: Any) -> str:
+    """SHA-256 of the canonical JSON (sorted keys, no spaces) of the full form: from the
+    family's ``columnar.canonical_chunks`` piece by piece when it has them (no full dump in
+    memory), else from ``to_dict``."""
+    family = families.of(instance).name
+    module = _family_module(family, "columnar") if family in families.REGISTRY else None
+    h = hashlib.sha256()
+    if module is None:
+        h.update(json.dumps(to_dict(instance), sort_keys=True, separators=(",", ":")).encode())
+        return h.hexdigest()
+    batch: list[str] = []
+    for piece in module.canonical_chunks(instance):
+        batch.append(piece)
+        if len(batch) >= 4096:
+            h.update("".join(batch).encode())
+            batch.clear()
+    h.update("".join(batch).encode())
+    return h.hexdigest()
+
+
 def instance_hash(instance: Any) -> str:
     """Content hash of the canonical JSON form (first 16 hex digits of SHA-256), computed once
     per instance object."""
@@ -236,8 +337,7 @@ def instance_hash(instance: Any) -> str:
     hit = _HASHES.get(key)
     if hit is not None and hit[0]() is instance:
         return hit[1]
-    canon = json.dumps(to_dict(instance), sort_keys=True, separators=(",", ":"))
-    digest = hashlib.sha256(canon.encode()).hexdigest()[:16]
+    digest = _digest(instance)[:16]
 
     def forget(_ref: weakref.ref[Any]) -> None:
         _HASHES.pop(key, None)
@@ -251,8 +351,11 @@ def instance_hash(instance: Any) -> str:
 
 
 __all__ = [
+    "FORMS",
+    "TRACES",
     "bundled",
     "dumps",
+    "form_for",
     "from_dict",
     "instance_hash",
     "is_special",
@@ -261,5 +364,6 @@ __all__ = [
     "output_target",
     "save",
     "to_dict",
+    "write_bytes_atomic",
     "write_text_atomic",
 ]

@@ -15,7 +15,7 @@ from dlsched.errors import InternalError
 CAPACITY_TOL = 1e-9
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Activity:
     """A request to run ``key`` now for ``duration``, holding ``usage`` (resource -> amount)."""
 
@@ -25,7 +25,7 @@ class Activity:
     payload: Any = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Started:
     """An activity as it ran."""
 
@@ -57,7 +57,8 @@ class SimResult:
 
 
 class Simulator:
-    """The state a policy may read: clock, free capacity, running activities."""
+    """The state a policy may read: clock, free capacity, running activities; and
+    :meth:`wake`, the one thing it may ask besides starting activities."""
 
     def __init__(self, capacity: Mapping[Any, float]) -> None:
         self.capacity = dict(capacity)
@@ -73,6 +74,13 @@ class Simulator:
 
     def fits(self, usage: Mapping[Any, float]) -> bool:
         return all(self.free(r) + CAPACITY_TOL >= a for r, a in usage.items())
+
+    def wake(self, at: float) -> None:
+        """Consult the policy again at time ``at`` (``decide`` runs then, after that time's
+        completions and arrivals): a timer that holds nothing and leaves no record."""
+        if not at >= self.now:
+            raise InternalError(f"policy asked to wake at {at}, before now ({self.now})")
+        heapq.heappush(self._events, (float(at), 2, next(self._seq), None))
 
     def _start(self, act: Activity) -> None:
         if not (act.duration >= 0 and math.isfinite(act.duration)):

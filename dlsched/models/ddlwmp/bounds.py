@@ -6,17 +6,38 @@ completion, so the preemptive single-machine optimum (SRPT, optimal for 1|r_j,pm
 on sizes (g_i / G) n_i alpha_i^min is at most OPT_A. With the true alpha_i^min this is the
 bound itself (rho = 1); the paper's form OPT_A1(alpha~^min) / rho is also recorded. Each job
 also completes no earlier than r_i + n_i alpha_i^min; the larger total is the bound.
+
+alpha_i^min is bounded from below by the placement MILP's dual bound (:func:`alpha_min_lower`)
+and by :func:`alpha_floor` (each stage's cheapest beta over every row it could have), the
+larger of the two: a probe cut by the time limit still leaves a useful bound.
+
+Flow time. The total flow time of a schedule is sum_i (C_i - r_i) = sum_i C_i - sum_i r_i, and
+the releases r_i are data: every feasible schedule has sum_i C_i >= B (the bound above), so
+every feasible schedule has flow time >= B - sum_i r_i (:func:`flow_time_bound`). The sum of
+completion times is dominated by the releases on a long trace (5.5e11 s of 5.53e11 on the
+150,000-job workload of benchmarks/RESULTS_ddlwmp.md), so its ratio to B tells policies
+apart by the fourth decimal; the flow-time gap (F - (B - sum r)) / F tells them apart. The
+same bound holds for the pooled model (:mod:`.online`, ``pooled``): a job there holds g_i of
+the G GPUs for n_i alpha~_i^min >= n_i alpha_i^min, which is all Lemma 1's argument uses.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dlsched.models.ddlwmp.alpha import alpha_max_ms
-from dlsched.models.ddlwmp.check import run_seconds
+import numpy as np
+
+from dlsched.models.ddlwmp.alpha import (
+    allreduce_ms,
+    alpha_max_ms,
+    comp_ms,
+    inter_coef,
+    intra_coef,
+)
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job, Stage
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
 from dlsched.solvers import SolveOptions
@@ -25,22 +46,27 @@ from dlsched.solvers.deadline import NEVER, Deadline
 
 def srpt_total(releases: Sequence[float], sizes: Sequence[float]) -> float:
     """Sum of completion times of preemptive SRPT on one machine of unit speed."""
-    order = sorted(range(len(releases)), key=lambda i: releases[i])
+    rel, size = list(releases), list(sizes)
+    order = sorted(range(len(rel)), key=rel.__getitem__)
+    n, inf = len(order), float("inf")
+    push, pop = heapq.heappush, heapq.heappop
     heap: list[tuple[float, int]] = []
     now, total, k = 0.0, 0.0, 0
-    while k < len(order) or heap:
+    nxt = rel[order[0]] if n else inf  # the next release, inf when every job is in
+    while k < n or heap:
         if not heap:
-            now = max(now, releases[order[k]])
-        while k < len(order) and releases[order[k]] <= now:
-            heapq.heappush(heap, (sizes[order[k]], order[k]))
+            now = max(now, nxt)
+        while nxt <= now:
+            i = order[k]
+            push(heap, (size[i], i))
             k += 1
-        left, i = heapq.heappop(heap)
-        nxt = releases[order[k]] if k < len(order) else float("inf")
+            nxt = rel[order[k]] if k < n else inf
+        left, i = pop(heap)
         if now + left <= nxt:
             now += left
             total += now
         else:
-            heapq.heappush(heap, (left - (nxt - now), i))
+            push(heap, (left - (nxt - now), i))
             now = nxt
     return total
 
@@ -70,6 +96,20 @@ def alpha_min_lower(
     return max(0.0, probe(job.stages, job.allreduce, cluster, seconds))
 
 
+def alpha_floor(job: Job, cluster: Cluster) -> float:
+    """A lower bound on alpha_i^min in closed form: alpha >= beta^m_s on a server m hosting
+    stage s, and beta^m_s (eq. 4-6) is at least comp (4) plus, for each neighbour stage, the
+    cheaper of its NIC and NVLink terms (5) (the fraction on m lies in [0, 1]) plus the
+    cheapest AllReduce (6) over the x = 1..min(k_s, g) replicas a server can hold."""
+    g = cluster.gpus_per_server
+    out = 0.0
+    for s, st in enumerate(job.stages):
+        (ip, inx), (ap, anx) = inter_coef(job, cluster, s), intra_coef(job, cluster, s)
+        ring = min(allreduce_ms(job, cluster, s, x) for x in range(1, min(st.replicas, g) + 1))
+        out = max(out, comp_ms(job, s) + min(ip, ap) + min(inx, anx) + ring)
+    return out
+
+
 @dataclass(frozen=True)
 class SrptBound:
     bound: float
@@ -82,30 +122,38 @@ class SrptBound:
 def srpt_bound(
     instance: DdlwmpInstance, limit: float = 10.0, deadline: Deadline = NEVER
 ) -> SrptBound:
-    """Lemma 1's bound, each job configuration's alpha^min probed once (:func:`alpha_min_lower`
-    with ``limit`` and ``deadline``)."""
-    c, jobs = instance.cluster, instance.jobs
-    g_total = c.total_gpus
-    probed: dict[tuple[tuple[Stage, ...], str], float] = {}
-    for j in jobs:
-        if (j.stages, j.allreduce) not in probed:
-            probed[j.stages, j.allreduce] = alpha_min_lower(j, c, limit, deadline)
-    lows = [probed[j.stages, j.allreduce] for j in jobs]
-    rel = [j.release for j in jobs]
-    srpt = srpt_total(
-        rel, [j.gpus / g_total * run_seconds(j, a) for j, a in zip(jobs, lows, strict=True)]
-    )
-    direct = sum(j.release + run_seconds(j, a) for j, a in zip(jobs, lows, strict=True))
-    tilde = [alpha_tilde_min(j, c)[0] for j in jobs]
-    rho = max(  # alpha~^min <= rho alpha^min must hold for Lemma 1 (docs/errata.md)
-        max(alpha_max_ms(j, c), t) / a if a > 0 else float("inf")
-        for j, t, a in zip(jobs, tilde, lows, strict=True)
-    )
-    a1 = srpt_total(
-        rel, [j.gpus / g_total * run_seconds(j, a) for j, a in zip(jobs, tilde, strict=True)]
-    )
-    paper = a1 / rho if rho > 0 and rho != float("inf") else 0.0
-    return SrptBound(max(srpt, direct, paper), srpt, direct, paper, rho)
+    """Lemma 1's bound, each job shape's alpha^min probed once (:func:`alpha_min_lower`
+    with ``limit`` and ``deadline``, and :func:`alpha_floor`)."""
+    c, jobs, shapes = instance.cluster, instance.jobs, instance.shapes
+    reps = [jobs[i] for i in shapes.first]
+    low = np.array([max(alpha_min_lower(j, c, limit, deadline), alpha_floor(j, c)) for j in reps])
+    tilde = np.array([alpha_tilde_min(j, c)[0] for j in reps])
+    top = np.array([max(alpha_max_ms(j, c), t) for j, t in zip(reps, tilde, strict=True)])
+    # alpha~^min <= rho alpha^min must hold for Lemma 1 (docs/errata.md)
+    rho = max(float(t / a) if a > 0 else math.inf for t, a in zip(top, low, strict=True))
+    of = shapes.of_job
+    rel = np.array([j.release for j in jobs], dtype=float)
+    n = np.array([j.iterations for j in jobs], dtype=float)
+    share = shapes.gpus[of] / c.total_gpus
+    run = n * low[of] / 1000.0  # run_seconds: n_i alpha_i / 1000
+    srpt = srpt_total(rel.tolist(), (share * run).tolist())
+    direct = sum((rel + run).tolist())
+    a1 = srpt_total(rel.tolist(), (share * (n * tilde[of] / 1000.0)).tolist())
+    paper = float(a1 / rho) if rho > 0 and rho != math.inf else 0.0
+    return SrptBound(max(srpt, direct, paper), srpt, direct, paper, float(rho))
 
 
-__all__ = ["SrptBound", "alpha_min_lower", "srpt_bound", "srpt_total"]
+def flow_time_bound(bound: SrptBound, instance: DdlwmpInstance) -> float:
+    """A certified lower bound on the total flow time sum_i (C_i - r_i): Lemma 1's bound on
+    sum_i C_i less the releases (see the module docstring)."""
+    return max(0.0, bound.bound - math.fsum(j.release for j in instance.jobs))
+
+
+__all__ = [
+    "SrptBound",
+    "alpha_floor",
+    "alpha_min_lower",
+    "flow_time_bound",
+    "srpt_bound",
+    "srpt_total",
+]

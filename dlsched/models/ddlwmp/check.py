@@ -6,9 +6,14 @@
   (1) and the slot grid, every replica is placed (2), and at every slot no server hosts more
   than g GPUs of running jobs (3); a job holds its GPUs for :func:`busy_slots` whole slots from
   its start. Its objective is sum_i (t_i + n_i alpha_i) in seconds, alpha_i of the placement
-  actually used.
+  actually used;
+- a :class:`~dlsched.models.ddlwmp.solution.PooledSchedule` (the pooled cluster) is feasible
+  when starts respect releases and the slot grid and at every slot the running jobs hold at
+  most the G GPUs of the one pool, each job for the busy slots of n_i alpha~_i^min (Heavy-Edge
+  on the fewest servers, Section IV-B). Its objective is sum_i (t_i + n_i alpha~_i^min).
 
-Everything is re-derived from the raw instance with plain arithmetic.
+Everything is re-derived from the raw instance with plain arithmetic; alpha is computed once
+per (stage table, rows of the placement), which is all it depends on.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from dlsched.errors import InfeasibleSolutionError
 from dlsched.models.ddlwmp.alpha import Placement, alpha_ms
 from dlsched.models.ddlwmp.instance import REL_TOL, DdlwmpInstance, Job
-from dlsched.models.ddlwmp.solution import JobMapping, Schedule
+from dlsched.models.ddlwmp.solution import JobMapping, PooledSchedule, Schedule
 
 
 def busy_slots(duration_s: float, slot_s: float) -> int:
@@ -52,25 +59,42 @@ def _fail(instance: DdlwmpInstance, what: str) -> InfeasibleSolutionError:
     return InfeasibleSolutionError(f"instance '{instance.name}': {what}")
 
 
-def check_placement(instance: DdlwmpInstance, i: int, placement: Placement) -> dict[int, int]:
-    """Constraint (2) for job i; returns GPUs used per server."""
+def check_placement(
+    instance: DdlwmpInstance, i: int, placement: Placement, good: set[Any] | None = None
+) -> dict[int, int]:
+    """Constraint (2) for job i; returns GPUs used per server. ``good``: rows already found
+    well formed (a schedule's jobs share rows), which are not looked at again."""
     job, c = instance.jobs[i], instance.cluster
     usage: dict[int, int] = {}
-    sums = [0] * len(job.stages)
+    rows = []
     for m, row in placement:
         if not (0 <= m < c.servers) or m in usage:
             raise _fail(instance, f"job {job.name}: bad or repeated server {m!r}")
-        if len(row) != len(job.stages) or any(int(v) != v or v < 0 for v in row):
+        if len(row) != len(job.stages) or not _well_formed(row, good):
             raise _fail(instance, f"job {job.name}: server {m} counts {row!r} malformed")
         usage[m] = sum(row)
-        for s, v in enumerate(row):
-            sums[s] += v
+        rows.append(row)
+    sums = [sum(col) for col in zip(*rows, strict=True)] if rows else [0] * len(job.stages)
     for s, st in enumerate(job.stages):
         if sums[s] != st.replicas:
             raise _fail(instance, f"job {job.name}: stage {s} has {sums[s]} of {st.replicas}")
     if not usage or not any(usage.values()):
         raise _fail(instance, f"job {job.name}: no GPU")
     return usage
+
+
+def _well_formed(row: Any, good: set[Any] | None) -> bool:
+    """Every count of ``row`` a whole number >= 0."""
+    try:
+        if good is not None and row in good:
+            return True
+    except TypeError:  # a row that is no tuple: checked every time
+        good = None
+    if any(int(v) != v or v < 0 for v in row):
+        return False
+    if good is not None:
+        good.add(row)
+    return True
 
 
 def check_mapping(instance: DdlwmpInstance, sol: JobMapping) -> MappingEvaluation:
@@ -86,43 +110,93 @@ def check_mapping(instance: DdlwmpInstance, sol: JobMapping) -> MappingEvaluatio
     return MappingEvaluation(float(sum(alphas)), tuple(alphas))
 
 
-def _capacity(instance: DdlwmpInstance, spans: list[tuple[int, int, dict[int, int]]]) -> None:
-    """Constraint (3) by a sweep over slot boundaries per server (ends before starts)."""
-    events: list[tuple[int, int, int, int]] = []
-    for a, b, usage in spans:
-        for m, u in usage.items():
-            events.append((m, a, 1, u))
-            events.append((m, b, 0, -u))
-    events.sort()
-    load: dict[int, int] = {}
-    g = instance.cluster.gpus_per_server
-    for m, t, _, u in events:
-        load[m] = load.get(m, 0) + u
-        if load[m] > g:
-            raise _fail(instance, f"server {m} hosts {load[m]} > {g} GPUs at slot {t}")
+def _capacity(
+    instance: DdlwmpInstance, spans: list[tuple[int, int, dict[int, int]]], cap: int
+) -> None:
+    """Constraint (3) by a sweep over slot boundaries per resource (ends before starts), all
+    at once: sorted by (resource, slot, start), the running sum of the amounts is each
+    resource's load, since every resource's amounts add up to 0."""
+    rows = [(m, a, b, u) for a, b, usage in spans for m, u in usage.items()]
+    if not rows:
+        return
+    m, a, b, u = (np.array(col, dtype=np.int64) for col in zip(*rows, strict=True))
+    res, slot = np.concatenate([m, m]), np.concatenate([a, b])
+    kind = np.concatenate([np.ones_like(a), np.zeros_like(b)])
+    order = np.lexsort((kind, slot, res))
+    load = np.cumsum(np.concatenate([u, -u])[order])
+    over = np.flatnonzero(load > cap)
+    if len(over):
+        k = order[over[0]]
+        raise _fail(
+            instance, f"server {res[k]} hosts {load[over[0]]} > {cap} GPUs at slot {slot[k]}"
+        )
 
 
-def check_schedule(instance: DdlwmpInstance, sol: Schedule) -> ScheduleEvaluation:
-    n, c = instance.num_jobs, instance.cluster
-    if len(sol.starts) != n or len(sol.placements) != n:
-        raise _fail(instance, f"schedule lists {len(sol.starts)} starts for {n} jobs")
-    alphas, completions, spans = [], [], []
-    for i, (job, t, p) in enumerate(zip(instance.jobs, sol.starts, sol.placements, strict=True)):
-        if not (math.isfinite(t) and t >= job.release - REL_TOL * max(1.0, job.release)):
-            raise _fail(instance, f"job {job.name} starts at {t} before release {job.release}")
-        k = t / c.slot_s
-        if abs(k - round(k)) > REL_TOL * max(1.0, abs(k)):
-            raise _fail(instance, f"job {job.name} starts at {t}, off the {c.slot_s} s grid")
-        usage = check_placement(instance, i, p)
-        a = alpha_ms(job, c, p)
-        dur = run_seconds(job, a)
-        spans.append((round(k), round(k) + busy_slots(dur, c.slot_s), usage))
-        alphas.append(a)
-        completions.append(t + dur)
-    _capacity(instance, spans)
+def _start_slot(instance: DdlwmpInstance, job: Job, t: float) -> int:
+    """The slot of a start ``t`` that respects the release (1) and lies on the grid."""
+    if not (math.isfinite(t) and t >= job.release - REL_TOL * max(1.0, job.release)):
+        raise _fail(instance, f"job {job.name} starts at {t} before release {job.release}")
+    slot = instance.cluster.slot_s
+    k = t / slot
+    if abs(k - round(k)) > REL_TOL * max(1.0, abs(k)):
+        raise _fail(instance, f"job {job.name} starts at {t}, off the {slot} s grid")
+    return round(k)
+
+
+def _evaluation(
+    instance: DdlwmpInstance, starts: tuple[float, ...], alphas: list[float]
+) -> ScheduleEvaluation:
+    completions = [
+        t + run_seconds(j, a) for j, t, a in zip(instance.jobs, starts, alphas, strict=True)
+    ]
     total = float(sum(completions))
     flow = total - sum(j.release for j in instance.jobs)
     return ScheduleEvaluation(total, tuple(alphas), tuple(completions), max(completions), flow)
+
+
+def check_schedule(instance: DdlwmpInstance, sol: Schedule) -> ScheduleEvaluation:
+    """A schedule of problem (8) (of the pooled cluster when ``sol`` is a PooledSchedule)."""
+    if isinstance(sol, PooledSchedule):
+        return check_pooled(instance, sol)
+    n, c = instance.num_jobs, instance.cluster
+    if len(sol.starts) != n or len(sol.placements) != n:
+        raise _fail(instance, f"schedule lists {len(sol.starts)} starts for {n} jobs")
+    alphas, spans = [], []
+    known: dict[Any, float] = {}
+    good: set[Any] = set()
+    for i, (job, t, p) in enumerate(zip(instance.jobs, sol.starts, sol.placements, strict=True)):
+        k = _start_slot(instance, job, t)
+        usage = check_placement(instance, i, p, good)
+        key = (id(job.stages), job.allreduce, tuple(tuple(row) for _, row in p))
+        a = known.get(key)
+        if a is None:
+            a = known[key] = alpha_ms(job, c, p)
+        spans.append((k, k + busy_slots(run_seconds(job, a), c.slot_s), usage))
+        alphas.append(a)
+    _capacity(instance, spans, c.gpus_per_server)
+    return _evaluation(instance, sol.starts, alphas)
+
+
+def check_pooled(instance: DdlwmpInstance, sol: PooledSchedule) -> ScheduleEvaluation:
+    """A schedule of the pooled cluster: one resource of G GPUs, job i holding g_i of them
+    for the busy slots of n_i alpha~_i^min."""
+    from dlsched.models.ddlwmp.mapping import alpha_tilde_min
+
+    n, c = instance.num_jobs, instance.cluster
+    if len(sol.starts) != n:
+        raise _fail(instance, f"schedule lists {len(sol.starts)} starts for {n} jobs")
+    alphas, spans = [], []
+    known: dict[tuple[int, str], tuple[float, int]] = {}
+    for job, t in zip(instance.jobs, sol.starts, strict=True):
+        k = _start_slot(instance, job, t)
+        shape = known.get((id(job.stages), job.allreduce))
+        if shape is None:
+            shape = known[id(job.stages), job.allreduce] = (alpha_tilde_min(job, c)[0], job.gpus)
+        a, g = shape
+        spans.append((k, k + busy_slots(run_seconds(job, a), c.slot_s), {0: g}))
+        alphas.append(a)
+    _capacity(instance, spans, c.total_gpus)
+    return _evaluation(instance, sol.starts, alphas)
 
 
 def check(instance: DdlwmpInstance, solution: Any) -> MappingEvaluation | ScheduleEvaluation:
@@ -140,6 +214,7 @@ __all__ = [
     "check",
     "check_mapping",
     "check_placement",
+    "check_pooled",
     "check_schedule",
     "run_seconds",
 ]

@@ -20,12 +20,20 @@ Units (every field of the JSON format):
   megabytes (10^6 bytes) per replica.
 
 A megabyte over one Gbit/s takes 8 ms (:data:`MS_PER_MB_PER_GBPS`).
+
+Large instances are written in the compact form (:mod:`.columnar`): each distinct profile
+(model, AllReduce, stages) once in ``profiles``, and ``jobs`` an object of columns (``name``,
+``release``, ``iterations``, ``profile``, and ``predicted_iterations``, ``group``, ``user``
+when any job has one), in JSON or as a Parquet file. Both forms read into the same jobs.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from dlsched.errors import InstanceError
 from dlsched.instances.base import JobList
@@ -46,7 +54,7 @@ LIMITS = {
     "ms": Range(0, 1e9),
     "mb": Range(0, 1e9),
 }
-_FIELDS = ("family", "name", "description", "cluster", "jobs")
+_FIELDS = ("family", "name", "description", "cluster", "jobs", "profiles", "trace")
 _CLUSTER = ("servers", "gpus_per_server", "inter_gbps", "intra_gbps", "slot_s", "occupied")
 _JOB = (
     "name",
@@ -101,7 +109,7 @@ class Cluster:
         return tuple(self.gpus_per_server - o for o in occ)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Job:
     name: str
     release: float
@@ -136,6 +144,40 @@ class DdlwmpInstance(JobList):
         """The slot index of a time that lies on the slot grid."""
         return round(seconds / self.cluster.slot_s)
 
+    @functools.cached_property
+    def shapes(self) -> Shapes:
+        """The jobs' distinct (stages, AllReduce) shapes, computed once per instance."""
+        return shapes_of(self.jobs)
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """``of_job[i]``: the index of job i's (stages, allreduce) among the distinct ones, in
+    order of first appearance; ``first[k]``: the first job of shape k; ``gpus[k]``: its g_i."""
+
+    of_job: np.ndarray
+    first: tuple[int, ...]
+    gpus: np.ndarray
+
+
+def shapes_of(jobs: tuple[Job, ...]) -> Shapes:
+    """Group the jobs by (stages, allreduce): by the stages object first (jobs read from a
+    catalogue share it), by value when a new object comes."""
+    by_id: dict[tuple[int, str], int] = {}
+    by_value: dict[tuple[tuple[Stage, ...], str], int] = {}
+    first: list[int] = []
+    of_job: list[int] = []
+    for i, j in enumerate(jobs):
+        k = by_id.get((id(j.stages), j.allreduce))
+        if k is None:
+            k = by_value.setdefault((j.stages, j.allreduce), len(by_value))
+            by_id[id(j.stages), j.allreduce] = k
+            if k == len(first):
+                first.append(i)
+        of_job.append(k)
+    gpus = np.array([jobs[i].gpus for i in first], dtype=np.int64)
+    return Shapes(np.array(of_job, dtype=np.int64), tuple(first), gpus)
+
 
 def _stage(r: Reader) -> Stage:
     return Stage(
@@ -148,7 +190,8 @@ def _stage(r: Reader) -> Stage:
     )
 
 
-def _job(r: Reader) -> Job:
+def _job(r: Reader, seen: dict[tuple[Stage, ...], tuple[Stage, ...]]) -> Job:
+    """One job of the full form; equal stage tables are kept once (``seen``)."""
     stages = tuple(
         _stage(r.child("stages", s, k, fields=_STAGE)) for k, s in enumerate(r.array("stages"))
     )
@@ -160,7 +203,7 @@ def _job(r: Reader) -> Job:
         name=r.string("name"),
         release=r.number("release", LIMITS["release"]),
         iterations=r.integer("iterations", LIMITS["iterations"]),
-        stages=stages,
+        stages=seen.setdefault(stages, stages),
         allreduce=kind,
         group=r.string("group", "", empty=True),
         user=r.string("user", "", empty=True),
@@ -195,37 +238,66 @@ def _cluster(r: Reader) -> Cluster:
 
 def validate(inst: DdlwmpInstance, source: str) -> None:
     """Cross-field rules: jobs fit the (free) cluster, releases on the slot grid, and the
-    activation identity k_{s-1} d^out_{s-1} = k_s d^in_s of Section III-B."""
-    c = inst.cluster
+    activation identity k_{s-1} d^out_{s-1} = k_s d^in_s of Section III-B. Each rule is
+    tested on every job at once (the stage rules once per shape); the first job that breaks
+    one is then reported by :func:`_validate_job`."""
+    if not inst.jobs:
+        return
+    c, shapes = inst.cluster, inst.shapes
     free = sum(c.free())
-    for i, job in enumerate(inst.jobs):
-        where = f"jobs[{i}]"
-        if job.gpus > c.total_gpus:
-            raise InstanceError(
-                source,
-                f"{where}.stages",
-                job.gpus,
-                f"the job needs this many GPUs, more than the cluster's {c.total_gpus}",
-            )
-        if c.occupied and job.gpus > free:
-            raise InstanceError(
-                source, "cluster.occupied", list(c.occupied), f"{where} needs {job.gpus} GPUs"
-            )
-        k = job.release / c.slot_s
-        if abs(k - round(k)) > REL_TOL * max(1.0, abs(k)):
-            raise InstanceError(
-                source, f"{where}.release", job.release, f"must be a multiple of slot_s={c.slot_s}"
-            )
-        for s in range(1, len(job.stages)):
-            a, b = job.stages[s - 1], job.stages[s]
-            out, inn = a.replicas * a.activation_out_mb, b.replicas * b.activation_in_mb
-            if abs(out - inn) > REL_TOL * max(1.0, out, inn):
-                raise InstanceError(
-                    source,
-                    f"{where}.stages[{s}].activation_in_mb",
-                    b.activation_in_mb,
-                    f"k_(s-1) d_out_(s-1) = {out:g} MB must equal k_s d_in_s = {inn:g} MB",
-                )
+    cap = free if c.occupied else c.total_gpus
+    shape_bad = np.array(
+        [
+            inst.jobs[i].gpus > cap or _activation_error(inst.jobs[i]) is not None
+            for i in shapes.first
+        ],
+        dtype=bool,
+    )
+    k = np.array([j.release for j in inst.jobs], dtype=float) / c.slot_s
+    off = np.abs(k - np.round(k)) > REL_TOL * np.maximum(1.0, np.abs(k))
+    bad = np.flatnonzero(shape_bad[shapes.of_job] | off)
+    if len(bad):
+        _validate_job(inst, int(bad[0]), source, free)
+
+
+def _activation_error(job: Job) -> tuple[int, float, float] | None:
+    """The first stage s whose k_(s-1) d_out_(s-1) differs from k_s d_in_s: (s, out, in)."""
+    for s in range(1, len(job.stages)):
+        a, b = job.stages[s - 1], job.stages[s]
+        out, inn = a.replicas * a.activation_out_mb, b.replicas * b.activation_in_mb
+        if abs(out - inn) > REL_TOL * max(1.0, out, inn):
+            return s, out, inn
+    return None
+
+
+def _validate_job(inst: DdlwmpInstance, i: int, source: str, free: int) -> None:
+    """The rules of :func:`validate` on job i, raising the first it breaks."""
+    c, job, where = inst.cluster, inst.jobs[i], f"jobs[{i}]"
+    if job.gpus > c.total_gpus:
+        raise InstanceError(
+            source,
+            f"{where}.stages",
+            job.gpus,
+            f"the job needs this many GPUs, more than the cluster's {c.total_gpus}",
+        )
+    if c.occupied and job.gpus > free:
+        raise InstanceError(
+            source, "cluster.occupied", list(c.occupied), f"{where} needs {job.gpus} GPUs"
+        )
+    k = job.release / c.slot_s
+    if abs(k - round(k)) > REL_TOL * max(1.0, abs(k)):
+        raise InstanceError(
+            source, f"{where}.release", job.release, f"must be a multiple of slot_s={c.slot_s}"
+        )
+    wrong = _activation_error(job)
+    if wrong is not None:
+        s, out, inn = wrong
+        raise InstanceError(
+            source,
+            f"{where}.stages[{s}].activation_in_mb",
+            job.stages[s].activation_in_mb,
+            f"k_(s-1) d_out_(s-1) = {out:g} MB must equal k_s d_in_s = {inn:g} MB",
+        )
 
 
 def ddlwmp_from_dict(data: Any, source: str) -> DdlwmpInstance:
@@ -234,7 +306,22 @@ def ddlwmp_from_dict(data: Any, source: str) -> DdlwmpInstance:
     if family != "ddlwmp":
         raise r.fail("family", family, "expected 'ddlwmp'")
     cluster = _cluster(r.child("cluster", r.raw("cluster"), fields=_CLUSTER))
-    jobs = tuple(_job(r.child("jobs", j, k, fields=_JOB)) for k, j in enumerate(r.array("jobs")))
+    if "trace" in r.data:
+        from dlsched.models.ddlwmp.traces import from_manifest
+
+        for other in ("jobs", "profiles"):
+            if other in r.data:
+                raise r.fail(other, "...", "give the jobs or a trace, not both")
+        jobs = from_manifest(r.raw("trace"), cluster, source).jobs
+    elif isinstance(r.raw("jobs"), dict) or "profiles" in r.data:
+        from dlsched.models.ddlwmp.columnar import compact_jobs
+
+        jobs = compact_jobs(r)
+    else:
+        seen: dict[tuple[Stage, ...], tuple[Stage, ...]] = {}
+        jobs = tuple(
+            _job(r.child("jobs", j, k, fields=_JOB), seen) for k, j in enumerate(r.array("jobs"))
+        )
     unique_names([j.name for j in jobs], source, "jobs")
     inst = DdlwmpInstance(r.string("name"), cluster, jobs, r.string("description", "", empty=True))
     validate(inst, source)

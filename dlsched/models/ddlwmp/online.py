@@ -20,6 +20,16 @@ SRPT completion, the end of a delay) starts a timer: an activity that holds noth
 
 Every policy reads n~_i from a predictor object (:mod:`.predict`: ``fit``/``predict``) when one
 is given, else from the jobs' ``predicted_iterations``; ``a-srpt-perfect`` uses n_i.
+
+``pooled=True`` (``--param pooled=true``) runs a policy on the pooled cluster, as PAI's own
+simulator models one: a single pool of the G GPUs, every job holding g_i of them for its
+fixed duration n_i alpha~_i^min (its run on its best placement, whatever the servers), no
+placement (the schedule is a :class:`~.solution.PooledSchedule`, which the checker verifies
+against the pool). The placement-aware flow time less the pooled one is what placement costs
+the policy. A-SRPT there never delays a job (its alpha is alpha~^min).
+
+Every online result also reports its flow time beside Lemma 1's certified lower bound on it
+(:func:`flow_report`, :func:`.bounds.flow_time_bound`) and the gap between them.
 """
 
 from __future__ import annotations
@@ -28,8 +38,8 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from dlsched.errors import InternalError, OptionError
 from dlsched.models.ddlwmp.alpha import Placement, alpha_max_ms, alpha_ms
@@ -37,15 +47,21 @@ from dlsched.models.ddlwmp.check import busy_slots, run_seconds
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min, heavy_edge
 from dlsched.models.ddlwmp.predict import Given, Perfect, Predictor
-from dlsched.models.ddlwmp.solution import Schedule
+from dlsched.models.ddlwmp.solution import Schedule, pooled
 from dlsched.simulate import Activity, Simulator, Started, simulate
+from dlsched.solvers.base import relative_gap
 from dlsched.solvers.deadline import NEVER, Deadline
+
+if TYPE_CHECKING:
+    from dlsched.result import Outcome
 
 #: the paper's threshold of a communication-heavy job (Section IV-C)
 COMM_HEAVY = 1.5
+#: the one resource of the pooled cluster
+POOL = "pool"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JobInfo:
     gpus: int
     config: int  # index of the job's (stages, allreduce) among the instance's distinct ones
@@ -58,18 +74,19 @@ def job_infos(
     instance: DdlwmpInstance, perfect: bool, predictor: Predictor | None = None
 ) -> list[JobInfo]:
     """Per job: GPUs, configuration, n~_i (from ``predictor`` when given, else the instance's
-    ``predicted_iterations``; n_i when ``perfect``), alpha~^min and alpha^max."""
-    configs: dict[Any, tuple[int, float, float]] = {}
+    ``predicted_iterations``; n_i when ``perfect``), alpha~^min and alpha^max (these once per
+    job shape)."""
+    c, shapes = instance.cluster, instance.shapes
     source = Perfect() if perfect else predictor or Given()
     preds = source.predict(instance.jobs)
+    per_shape = []
+    for k, i in enumerate(shapes.first):
+        j = instance.jobs[i]
+        per_shape.append((int(shapes.gpus[k]), alpha_tilde_min(j, c)[0], alpha_max_ms(j, c)))
     out = []
-    for j, pred in zip(instance.jobs, preds, strict=True):
-        key = (j.stages, j.allreduce)
-        if key not in configs:
-            a_t = alpha_tilde_min(j, instance.cluster)[0]
-            configs[key] = (len(configs), a_t, alpha_max_ms(j, instance.cluster))
-        cid, a_t, a_max = configs[key]
-        out.append(JobInfo(j.gpus, cid, float(pred), a_t, a_max))
+    for cid, pred in zip(shapes.of_job.tolist(), preds.tolist(), strict=True):
+        g, a_t, a_max = per_shape[cid]
+        out.append(JobInfo(g, cid, float(pred), a_t, a_max))
     return out
 
 
@@ -89,9 +106,16 @@ class ClusterPolicy:
     started = 0
 
     def __init__(
-        self, instance: DdlwmpInstance, perfect: bool = False, predictor: Predictor | None = None
+        self,
+        instance: DdlwmpInstance,
+        perfect: bool = False,
+        predictor: Predictor | None = None,
+        *,
+        pooled: bool = False,
     ) -> None:
-        self.inst = instance
+        if not isinstance(pooled, bool):
+            raise OptionError("pooled", pooled, "expected true or false")
+        self.inst, self.pooled = instance, pooled
         self.info = job_infos(instance, perfect, predictor)
         c = instance.cluster
         self.g, self.slot = c.gpus_per_server, c.slot_s
@@ -104,7 +128,6 @@ class ClusterPolicy:
             tuple[int, tuple[int, ...]], tuple[tuple[tuple[int, ...], ...], float]
         ] = {}
         self._timers: set[float] = set()
-        self._tick = 0
 
     # --- placement ---------------------------------------------------------------------------
     def caps(self, need: int, most: bool) -> list[tuple[int, int]]:
@@ -128,9 +151,21 @@ class ClusterPolicy:
         self.free[m] += delta
         self.by_free[self.free[m]].add(m)
 
+    def capacity(self) -> dict[Any, float]:
+        """The engine's resources: the servers, or the one pool."""
+        c = self.inst.cluster
+        if self.pooled:
+            return {POOL: float(c.total_gpus)}
+        return dict.fromkeys(range(c.servers), float(c.gpus_per_server))
+
     def place(self, i: int, most: bool) -> tuple[Placement, float]:
-        """Heavy-Edge on the chosen servers; (placement, alpha ms)."""
-        caps = sorted(self.caps(self.info[i].gpus, most), key=lambda mc: (-mc[1], mc[0]))
+        """Heavy-Edge on the chosen servers; (placement, alpha ms). Pooled: no placement,
+        alpha~^min."""
+        if self.pooled:
+            return (), self.info[i].alpha_tilde
+        caps = self.caps(self.info[i].gpus, most)
+        if len(caps) > 1:
+            caps.sort(key=lambda mc: (-mc[1], mc[0]))
         key = (self.info[i].config, tuple(c for _, c in caps))
         if key not in self._map_cache:
             job = self.inst.jobs[i]
@@ -139,6 +174,8 @@ class ClusterPolicy:
             rows = tuple(local_rows.get(k, (0,) * len(job.stages)) for k in range(len(caps)))
             self._map_cache[key] = (rows, alpha_ms(job, self.inst.cluster, local))
         cached, alpha = self._map_cache[key]
+        if len(caps) == 1:
+            return ((caps[0][0], cached[0]),), alpha
         placement = tuple(sorted((m, r) for (m, _), r in zip(caps, cached, strict=True) if any(r)))
         return placement, alpha
 
@@ -146,28 +183,27 @@ class ClusterPolicy:
         if self.deadline.passed():
             raise PolicyTimeUp(self.started)
         self.started += 1
-        usage = {m: sum(r) for m, r in placement}
-        for m, u in usage.items():
-            self._take(m, -u)
-        self.total_free -= self.info[i].gpus
+        g = self.info[i].gpus
+        usage: dict[Any, int] = {m: sum(r) for m, r in placement} if placement else {POOL: g}
+        if not self.pooled:
+            for m, u in usage.items():
+                self._take(m, -u)
+        self.total_free -= g
         dur = busy_slots(run_seconds(self.inst.jobs[i], alpha), self.slot) * self.slot
         return Activity(i, dur, usage, placement)
 
-    def timer(self, now: float, at: float, out: list[Activity]) -> None:
+    def timer(self, now: float, at: float, sim: Simulator) -> None:
         """Wake up at the first slot boundary at or after ``at``."""
         when = math.ceil(at / self.slot - 1e-9) * self.slot
         if when > now and when not in self._timers:
             self._timers.add(when)
-            self._tick += 1
-            out.append(Activity(("timer", self._tick), when - now, {}, when))
+            sim.wake(when)
 
     # --- engine callbacks --------------------------------------------------------------------
     def on_complete(self, act: Started, now: float, sim: Simulator) -> None:
-        if isinstance(act.key, tuple):
-            self._timers.discard(act.payload)
-            return
-        for m, u in act.usage.items():
-            self._take(int(m), int(u))  # type: ignore[call-overload]
+        if not self.pooled:
+            for m, u in act.usage.items():
+                self._take(m, int(u))
         self.total_free += self.info[int(act.key)].gpus  # type: ignore[call-overload]
 
 
@@ -180,8 +216,10 @@ class ASRPT(ClusterPolicy):
         tau: float,
         perfect: bool = False,
         predictor: Predictor | None = None,
+        *,
+        pooled: bool = False,
     ) -> None:
-        super().__init__(instance, perfect, predictor)
+        super().__init__(instance, perfect, predictor, pooled=pooled)
         self.tau = tau
         g_total = instance.cluster.total_gpus
         self.size = [f.gpus / g_total * f.predicted * f.alpha_tilde / 1000 for f in self.info]
@@ -211,18 +249,19 @@ class ASRPT(ClusterPolicy):
 
     def decide(self, now: float, sim: Simulator) -> Sequence[Activity]:
         self.advance(now)
+        self._timers.discard(now)
         out: list[Activity] = []
         while True:
             if self.delayed is not None and not self._retry(now, out):
                 break
             if not self.pending or self.info[self.pending[0]].gpus > self.total_free:
                 break
-            self._head(now, out)
+            self._head(now, out, sim)
         if self.virtual:
-            self.timer(now, self.vnow + self.virtual[0][0], out)
+            self.timer(now, self.vnow + self.virtual[0][0], sim)
         return out
 
-    def _head(self, now: float, out: list[Activity]) -> None:
+    def _head(self, now: float, out: list[Activity], sim: Simulator) -> None:
         i = self.pending.popleft()
         f = self.info[i]
         if f.alpha_max / f.alpha_tilde < COMM_HEAVY:  # lines 21-23
@@ -235,7 +274,7 @@ class ASRPT(ClusterPolicy):
             return
         self.delayed = (i, a, until)  # lines 15-20
         self.delays += 1
-        self.timer(now, until, out)
+        self.timer(now, until, sim)
 
     def _retry(self, now: float, out: list[Activity]) -> bool:
         """Reassess the delayed job; True when it started (the queue may move on)."""
@@ -262,8 +301,10 @@ class OrderedPolicy(ClusterPolicy):
         strict: bool,
         perfect: bool = False,
         predictor: Predictor | None = None,
+        *,
+        pooled: bool = False,
     ) -> None:
-        super().__init__(instance, perfect, predictor)
+        super().__init__(instance, perfect, predictor, pooled=pooled)
         self.key, self.strict = key, strict
         self.buckets: dict[int, list[tuple[float, int]]] = {}
 
@@ -295,16 +336,22 @@ def _workload(p: ClusterPolicy) -> Callable[[int], float]:
 
 
 def make_policy(
-    instance: DdlwmpInstance, name: str, tau: float = 1.0, predictor: Predictor | None = None
+    instance: DdlwmpInstance,
+    name: str,
+    tau: float = 1.0,
+    predictor: Predictor | None = None,
+    pooled: bool = False,
 ) -> ClusterPolicy:
     """The policy ``name``; ``predictor`` (a fitted :class:`~.predict.Predictor`) gives n~_i,
-    else the instance's ``predicted_iterations`` do (``a-srpt-perfect`` uses n_i)."""
+    else the instance's ``predicted_iterations`` do (``a-srpt-perfect`` uses n_i);
+    ``pooled``: on the pooled cluster (see the module docstring)."""
     if name in ("a-srpt", "a-srpt-perfect"):
-        return ASRPT(instance, tau, perfect=name == "a-srpt-perfect", predictor=predictor)
+        perfect = name == "a-srpt-perfect"
+        return ASRPT(instance, tau, perfect=perfect, predictor=predictor, pooled=pooled)
     if name not in POLICIES:
         raise OptionError("policy", name, f"expected one of {', '.join(POLICIES)}")
     strict = name in ("spjf", "spwf")
-    pol = OrderedPolicy(instance, lambda i: 0.0, strict, predictor=predictor)
+    pol = OrderedPolicy(instance, lambda i: 0.0, strict, predictor=predictor, pooled=pooled)
     keys = {
         "spjf": _duration(pol),
         "spwf": _workload(pol),
@@ -333,11 +380,12 @@ def run_policy(
     tau: float = 1.0,
     predictor: Predictor | None = None,
     deadline: Deadline = NEVER,
+    pooled: bool = False,
 ) -> tuple[Schedule, dict]:
     """Simulate ``name`` on the instance; (schedule, statistics). ``predictor``: a fitted
-    predictor of n~_i (see :func:`make_policy`). :class:`PolicyTimeUp` when ``deadline``
-    passes before every job started."""
-    policy = make_policy(instance, name, tau, predictor)
+    predictor of n~_i (see :func:`make_policy`); ``pooled``: on the pooled cluster.
+    :class:`PolicyTimeUp` when ``deadline`` passes before every job started."""
+    policy = make_policy(instance, name, tau, predictor, pooled)
     policy.deadline = deadline
     return simulate_policy(instance, policy, name)
 
@@ -348,29 +396,49 @@ def simulate_policy(
     """Simulate a built ``policy`` (``name`` for messages) on the shared engine; (schedule,
     statistics). :class:`PolicyTimeUp` when its deadline passes before every job started."""
     arrivals = [(j.release, i) for i, j in enumerate(instance.jobs)]
-    caps = dict.fromkeys(range(instance.cluster.servers), float(instance.cluster.gpus_per_server))
-    res = simulate(arrivals, caps, policy)  # type: ignore[arg-type]
+    res = simulate(arrivals, policy.capacity(), policy)  # type: ignore[arg-type]
     starts = [math.nan] * instance.num_jobs
     places: list[Placement] = [()] * instance.num_jobs
     for a in res.activities:
-        if not isinstance(a.key, tuple):
-            starts[int(a.key)] = a.start  # type: ignore[call-overload]
-            places[int(a.key)] = a.payload  # type: ignore[call-overload]
+        starts[int(a.key)] = a.start  # type: ignore[call-overload]
+        places[int(a.key)] = a.payload  # type: ignore[call-overload]
+    stats: dict[str, Any] = {"events": res.events, "decisions": res.decisions}
+    del res  # the engine's record: a few hundred bytes per job
     missing = [instance.jobs[i].name for i, t in enumerate(starts) if math.isnan(t)]
     if missing:
         raise InternalError(f"policy {name} never started {missing[:5]}")
-    stats = {"events": res.events, "decisions": res.decisions}
     if isinstance(policy, ASRPT):
         stats["delays"] = policy.delays
+    if policy.pooled:
+        return pooled(tuple(starts)), {**stats, "cluster": "pooled"}
     return Schedule(tuple(starts), tuple(places)), stats
+
+
+def flow_report(outcome: Outcome, instance: DdlwmpInstance, deadline: Deadline) -> Outcome:
+    """``outcome`` (an online policy's, verified) with Lemma 1's lower bound on the total
+    flow time beside the checker's flow time, and the gap (flow - bound) / flow, in its
+    details (``flow_time_bound_s``, ``flow_time_gap``); the bound's alpha^min probes share
+    ``deadline`` (a probe it cuts leaves a weaker bound, still valid)."""
+    from dlsched.models.ddlwmp.bounds import flow_time_bound, srpt_bound
+
+    flow = outcome.details.get("flow_time_s")
+    if flow is None:
+        return outcome
+    bound = flow_time_bound(srpt_bound(instance, deadline=deadline), instance)
+    gap = relative_gap(flow, bound)
+    return replace(
+        outcome, details={**outcome.details, "flow_time_bound_s": bound, "flow_time_gap": gap}
+    )
 
 
 __all__ = [
     "ASRPT",
     "COMM_HEAVY",
+    "POOL",
     "POLICIES",
     "OrderedPolicy",
     "PolicyTimeUp",
+    "flow_report",
     "make_policy",
     "run_policy",
     "simulate_policy",

@@ -3,7 +3,10 @@ are feasible and what they cost.
 
 - :class:`JobMapping`: one placement per job on the free GPUs (the mapping methods);
 - :class:`Schedule`: a start time (seconds, on the slot grid) and a placement per job
-  (problem (8)).
+  (problem (8));
+- :class:`PooledSchedule`: a start time per job on the pooled cluster (one pool of the G
+  GPUs, each job run for n_i alpha~_i^min whatever its servers): the model of PAI's own
+  simulator, which the online policies run with ``pooled=true``.
 """
 
 from __future__ import annotations
@@ -43,12 +46,30 @@ class Schedule:
     placements: tuple[Placement, ...]
 
     def to_json(self, instance: DdlwmpInstance) -> dict[str, Any]:
+        rows: dict[Placement, dict[str, list[int]]] = {}  # equal placements written once
         return {
             "jobs": {
-                j.name: {"start": t, "placement": _rows(p)}
+                j.name: {"start": t, "placement": rows.get(p) or rows.setdefault(p, _rows(p))}
                 for j, t, p in zip(instance.jobs, self.starts, self.placements, strict=True)
             }
         }
 
 
-__all__ = ["JobMapping", "Schedule"]
+@dataclass(frozen=True)
+class PooledSchedule(Schedule):
+    """``starts[i]`` (seconds) of every job on the pooled cluster; no placements (each is
+    ``()``): :func:`pooled` makes one."""
+
+    def to_json(self, instance: DdlwmpInstance) -> dict[str, Any]:
+        return {
+            "cluster": "pooled",
+            "jobs": {j.name: {"start": t} for j, t in zip(instance.jobs, self.starts, strict=True)},
+        }
+
+
+def pooled(starts: tuple[float, ...]) -> PooledSchedule:
+    """The pooled schedule of these starts."""
+    return PooledSchedule(starts, ((),) * len(starts))
+
+
+__all__ = ["JobMapping", "PooledSchedule", "Schedule", "pooled"]

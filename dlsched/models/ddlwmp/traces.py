@@ -4,8 +4,9 @@ Each trace job becomes a ddlwmp job the way Section V of Luo et al. (seed 001) d
 recur in groups; each group gets one Table I model and a training configuration with the
 trace's GPU count (a single-GPU configuration for single-GPU groups, otherwise a random model
 among those with a configuration of that many GPUs, else the largest that fits), and
-iterations = duration / alpha~^min (the approximate minimum per-iteration time). Releases are
-rounded up to the slot grid.
+iterations = duration / alpha~^min (the approximate minimum per-iteration time), so the job
+runs its trace duration on its best placement. Releases are shifted so that the first is 0
+and rounded up to the slot grid. docs/traces.md gives the mapping field by field.
 
 - Gavel (tab-separated, one job per line): job type, command, steps argument, needs-data-dir,
   total steps, arrival time (s), scale factor (GPUs). The duration is total steps over the
@@ -13,12 +14,23 @@ rounded up to the slot grid.
   ``isolated_throughputs.json`` (that of one GPU when the file has none for the scale factor:
   the steps are then per GPU, docs/errata.md); the group is (job type, scale factor),
   the user unknown.
-- PAI 2020 (CSV, with or without a header row): ``pai_job_table`` (job_name, inst_id, user,
-  status, start_time, end_time) and ``pai_task_table`` (job_name, task_name, inst_num, status,
-  start_time, end_time, plan_cpu, plan_mem, plan_gpu, gpu_type); GPUs = ceil(sum over the job's
-  tasks of inst_num x plan_gpu / 100); jobs without GPUs or without times are skipped; the
-  group is ``pai_group_tag_table``'s group (inst_id, user, gpu_type_spec, group, workload) when
-  given, else the user and the task names.
+- PAI 2020 (CSV; the trace's files have no header row, their columns are in the documented
+  order; a first row naming the columns is read as a header, in any order): ``pai_job_table``
+  (job_name, inst_id, user, status, start_time, end_time) and ``pai_task_table`` (job_name,
+  task_name, inst_num, status, start_time, end_time, plan_cpu, plan_mem, plan_gpu,
+  gpu_type). The release is the job's start_time (its submission); the duration runs from
+  the earliest start_time of its tasks (their launch; the job's own start_time when no task
+  has one) to the job's end_time; GPUs = ceil(sum over the job's tasks of inst_num x
+  plan_gpu / 100). Jobs without an end_time (running) or without GPUs (CPU only) are
+  skipped; a job with no task at all is an error. The group is ``pai_group_tag_table``'s
+  group (inst_id, user, gpu_type_spec, group, workload) when given, else the user and the
+  task names.
+
+A malformed trace is one :class:`~dlsched.errors.InstanceError` naming the file, the line and
+the column. :func:`load_trace` reads a trace given in place of an instance file (``dlsched
+solve pai_job_table.csv``) on the trace's own cluster (:data:`CLUSTERS`); an instance file
+whose ``trace`` object names the files and the generator's trace parameters
+(:func:`from_manifest`) reads it on the cluster it gives.
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,16 +73,16 @@ def jobs_from_rows(
     if not rows:
         raise InstanceError(name, "jobs", [], "the trace holds no usable job")
     t0 = rows[0][2]
-    groups: dict[tuple[str, int], tuple[str, tuple[int, ...]]] = {}
+    groups: dict[tuple[str, int], tuple[str, Any, float]] = {}
     out = []
+    slot = cluster.slot_s
     for k, (group, user, release, duration, gpus) in enumerate(rows):
         key = (group, gpus)
         if key not in groups:
-            groups[key] = _config_for(gpus, rng, cluster.total_gpus)
-        model, config = groups[key]
-        st = stages(model, config)
-        a = alpha_tilde_min(Job("", 0.0, 1, st), cluster)[0]
-        slot = cluster.slot_s
+            model, config = _config_for(gpus, rng, cluster.total_gpus)
+            st = stages(model, config)
+            groups[key] = model, st, alpha_tilde_min(Job("", 0.0, 1, st), cluster)[0]
+        model, st, a = groups[key]
         rel = math.ceil((release - t0) / slot - 1e-9) * slot
         n = max(1, round(duration * 1000 / a))
         out.append(Job(f"t{k}", rel, n, st, "ring", group, user, None, model))
@@ -122,9 +134,9 @@ def read_gavel(
         f = line.split("\t")
         if len(f) != 7:
             raise InstanceError(src, f"line {n}", line[:60], f"expected 7 tab fields, not {len(f)}")
-        steps = _number(src, f"line {n}: total_steps", f[4], 1, integer=True)
-        arrival = _number(src, f"line {n}: arrival", f[5], 0)
-        scale = int(_number(src, f"line {n}: scale_factor", f[6], 1, integer=True))
+        steps = _number(src, f"line {n}, column total_steps", f[4], 1, integer=True)
+        arrival = _number(src, f"line {n}, column arrival", f[5], 0)
+        scale = int(_number(src, f"line {n}, column scale_factor", f[6], 1, integer=True))
         key = str((f[0], scale)) if str((f[0], scale)) in tput else str((f[0], 1))
         rate = tput.get(key)
         if not isinstance(rate, int | float) or not rate > 0:
@@ -141,27 +153,81 @@ TASK_COLS = (
 GROUP_COLS = ("inst_id", "user", "gpu_type_spec", "group", "workload")
 
 
-def _csv(path: Path, cols: tuple[str, ...], option: str) -> list[tuple[int, dict[str, str]]]:
-    """(line number, row) of a PAI table; a header row naming the columns is skipped; a row
-    with fewer fields than ``cols`` is an error."""
-    rows = list(enumerate(csv.reader(_read_text(path, option).splitlines()), 1))
-    if rows and tuple(c.strip() for c in rows[0][1][: len(cols)]) == cols:
-        rows = rows[1:]
-    out = []
-    for n, r in rows:
-        if not any(c.strip() for c in r):
-            continue
-        if len(r) < len(cols):
-            raise InstanceError(
-                str(path), f"line {n}", ",".join(r)[:60], f"expected {len(cols)} fields"
-            )
-        out.append((n, dict(zip(cols, r, strict=False))))
-    return out
+def _header(row: list[str], cols: tuple[str, ...], src: str) -> dict[str, int] | None:
+    """Where each column is when ``row`` is a header row (it names the first column), else
+    None; a header without one of ``cols`` is an error naming that column."""
+    names = [c.strip() for c in row]
+    if cols[0] not in names:
+        return None
+    missing = [c for c in cols if c not in names]
+    if missing:
+        raise InstanceError(
+            src, f"line 1, column {missing[0]}", ",".join(names), "missing from the header"
+        )
+    return {c: names.index(c) for c in cols}
+
+
+def _csv(path: Path, cols: tuple[str, ...], option: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, row) of a PAI table, read as it streams; columns in the order ``cols``
+    unless a header row says otherwise; a row without one of them names the first missing."""
+    src = str(path)
+    try:
+        fh = open(path, encoding="utf-8", newline="")  # noqa: SIM115 (closed below)
+    except OSError as e:
+        raise OptionError(option, src, e.strerror or str(e)) from None
+    with fh:
+        reader = csv.reader(fh)
+        at: dict[str, int] | None = None
+        try:
+            for row in reader:
+                n = reader.line_num
+                if not any(c.strip() for c in row):
+                    continue
+                if at is None:
+                    at = _header(row, cols, src) if n == 1 else None
+                    if at is not None:
+                        continue
+                    at = {c: k for k, c in enumerate(cols)}
+                if len(row) <= max(at.values()):
+                    first = min((k, c) for c, k in at.items() if k >= len(row))[1]
+                    text = ",".join(row)
+                    raise InstanceError(
+                        src,
+                        f"line {n}, column {first}",
+                        text,
+                        f"missing: expected {len(cols)} fields",
+                    )
+                yield n, {c: row[k] for c, k in at.items()}
+        except UnicodeDecodeError:
+            raise InstanceError(src, "", None, "not a UTF-8 text file") from None
+        except csv.Error as e:
+            raise InstanceError(src, f"line {reader.line_num}", None, f"bad CSV: {e}") from None
 
 
 def _optional(source: str, where: str, text: str) -> float | None:
     """An empty PAI cell (a running job's end, a CPU task's GPUs) is None, else a number."""
     return None if not text.strip() else _number(source, where, text, 0)
+
+
+class _Tasks:
+    """What the task table says of each job: GPUs (sum of inst_num x plan_gpu / 100), task
+    names, and the earliest launch (start_time) of its tasks."""
+
+    def __init__(self, path: Path) -> None:
+        self.gpus: dict[str, float] = {}
+        self.names: dict[str, list[str]] = {}
+        self.launch: dict[str, float] = {}
+        src = str(path)
+        for n, t in _csv(path, TASK_COLS, "tasks"):
+            job = t["job_name"]
+            num = _optional(src, f"line {n}, column inst_num", t["inst_num"])
+            plan = _optional(src, f"line {n}, column plan_gpu", t["plan_gpu"])
+            start = _optional(src, f"line {n}, column start_time", t["start_time"])
+            self.names.setdefault(job, []).append(t["task_name"])
+            if num is not None and plan is not None:
+                self.gpus[job] = self.gpus.get(job, 0.0) + num * plan / 100
+            if start is not None:
+                self.launch[job] = min(start, self.launch.get(job, start))
 
 
 def read_pai(
@@ -173,28 +239,28 @@ def read_pai(
     limit: int | None = None,
 ) -> DdlwmpInstance:
     """The PAI 2020 job and task tables (and the group tag table when given) as ddlwmp jobs."""
-    gpus: dict[str, float] = {}
-    names: dict[str, list[str]] = {}
-    src = str(task_table)
-    for n, t in _csv(task_table, TASK_COLS, "tasks"):
-        num = _optional(src, f"line {n}: inst_num", t["inst_num"])
-        plan = _optional(src, f"line {n}: plan_gpu", t["plan_gpu"])
-        if num is not None and plan is not None:
-            gpus[t["job_name"]] = gpus.get(t["job_name"], 0.0) + num * plan / 100
-            names.setdefault(t["job_name"], []).append(t["task_name"])
+    tasks = _Tasks(task_table)
     tags = {}
     if group_table is not None:
         tags = {g["inst_id"]: g["group"] for _, g in _csv(group_table, GROUP_COLS, "group_tags")}
     rows: list[Row] = []
     src = str(job_table)
     for n, j in _csv(job_table, JOB_COLS, "trace"):
-        start = _optional(src, f"line {n}: start_time", j["start_time"])
-        end = _optional(src, f"line {n}: end_time", j["end_time"])
-        g = math.ceil(gpus.get(j["job_name"], 0.0) - 1e-9)
-        if start is None or end is None or end <= start or g < 1:
+        name = j["job_name"]
+        start = _optional(src, f"line {n}, column start_time", j["start_time"])
+        end = _optional(src, f"line {n}, column end_time", j["end_time"])
+        if name not in tasks.names:
+            raise InstanceError(
+                src, f"line {n}, column job_name", name, f"no task of this job in {task_table}"
+            )
+        g = math.ceil(tasks.gpus.get(name, 0.0) - 1e-9)
+        if start is None or end is None or g < 1:
             continue
-        group = tags.get(j["inst_id"]) or f"{j['user']}|{'+'.join(sorted(names[j['job_name']]))}"
-        rows.append((group, j["user"], start, end - start, min(g, cluster.total_gpus)))
+        run = end - max(start, tasks.launch.get(name, start))
+        if run <= 0:
+            continue
+        group = tags.get(j["inst_id"]) or f"{j['user']}|{'+'.join(sorted(tasks.names[name]))}"
+        rows.append((group, j["user"], start, run, min(g, cluster.total_gpus)))
     return jobs_from_rows(rows, cluster, Path(job_table).stem, seed, limit)
 
 
@@ -277,16 +343,66 @@ def from_params(cluster: Cluster, seed: int, params: dict[str, Any]) -> DdlwmpIn
     return predict(inst, name, params.get("train_share", 0.8), seed)[0]
 
 
+#: The cluster a trace given in place of an instance file is read on (:func:`load_trace`):
+#: PAI 2020's, over 6,500 GPUs (813 servers of 8); for Gavel's traces 8 servers of 8 GPUs
+#: (benchmarks/RESULTS_ddlwmp.md section 4); 10 Gbit/s NICs, 2400 Gbit/s NVLink and 1 s slots
+#: (Section V-B). A trace manifest (:func:`from_manifest`) gives any other.
+CLUSTERS = {
+    "pai": Cluster(servers=813, gpus_per_server=8, inter_gbps=10.0, intra_gbps=2400.0),
+    "gavel": Cluster(servers=8, gpus_per_server=8, inter_gbps=10.0, intra_gbps=2400.0),
+}
+#: Fields of a manifest's ``trace`` object: ``path`` and the generator's trace parameters.
+MANIFEST = ("path", "seed", *(p for p in TRACE_PARAMS if p != "trace"))
+
+
+def load_trace(path: Path) -> DdlwmpInstance:
+    """A trace file read as an instance (``.csv``: PAI's job table, its task table
+    ``pai_task_table.csv`` beside it; ``.trace``: Gavel's, with ``isolated_throughputs.json``
+    beside it or above) on :data:`CLUSTERS`' cluster of its format."""
+    return _read_manifest({"path": str(path)}, None, str(path))
+
+
+def from_manifest(spec: Any, cluster: Cluster, source: str) -> DdlwmpInstance:
+    """The jobs of an instance file's ``trace`` object on ``cluster``: ``path`` (the trace,
+    relative to the instance file's folder), ``seed`` (draws each group's model, default 0),
+    and the trace parameters of :func:`from_params` (``format``, ``limit``, ``tasks``,
+    ``group_tags``, ``throughputs``, ``predictor``, ``train_share``; paths relative too)."""
+    return _read_manifest(spec, cluster, source)
+
+
+def _read_manifest(spec: Any, cluster: Cluster | None, source: str) -> DdlwmpInstance:
+    from dlsched.instances.validate import Range, Reader
+
+    r = Reader(spec, source, "trace", fields=MANIFEST)
+    base = Path(source).parent if cluster is not None and Path(source).is_file() else Path()
+    params = {k: v for k, v in spec.items() if k not in ("path", "seed")}
+    params["trace"] = r.string("path")
+    for key in ("trace", "throughputs", "tasks", "group_tags"):
+        if isinstance(params.get(key), str):
+            params[key] = str(base / params[key])
+    seed = r.integer("seed", Range(0, 2**32 - 1), 0)
+    try:
+        if cluster is None:
+            cluster = CLUSTERS[_format(Path(params["trace"]), params)]
+        return from_params(cluster, seed, params)
+    except OptionError as e:
+        field = r.field("path" if e.option == "trace" else e.option)
+        raise InstanceError(source, field, e.value, e.reason) from None
+
+
 def gavel_dir(repo_root: Path) -> Path:
     """Where Gavel's data lives: beside the repository, never copied into it."""
     return Path(repo_root).parent / "shared" / "data" / "gavel"
 
 
 __all__ = [
+    "CLUSTERS",
     "TRACE_PARAMS",
+    "from_manifest",
     "from_params",
     "gavel_dir",
     "jobs_from_rows",
+    "load_trace",
     "read_gavel",
     "read_pai",
 ]
