@@ -14,7 +14,7 @@ Shmoys, Wein 1997; Goemans 1997). The methods order the jobs by
 
 - ``lp-alpha``: t_i(alpha) for one alpha in (0, 1] (``--param alpha``, default 0.5);
 - ``lp-random-alpha``: t_i(alpha_i), alpha_i drawn uniformly in (0, 1] for each job from the
-  seed (Goemans's independent alphas);
+  seed (Goemans's random alpha, here one for each job);
 - ``lp-mean-start``: the LP's mean start sum z t,
 
 ties by LP mean completion, then job index, and list-schedule that order on the family's event
