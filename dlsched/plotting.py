@@ -98,6 +98,8 @@ def plot_ratios(frame: Any, x: str = "jobs", ax: Any = None) -> Any:
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
     ax.axhline(1.0, color="grey", lw=0.8)
+    if rows[x].nunique() <= 1:  # one size (one instance): a bar per method
+        return _ratio_bars(rows, ax)
     for n, (method, group) in enumerate(rows.groupby("method", sort=False)):
         mean = group.groupby(x, sort=True)["ratio"].mean()
         colour = job_colour(n)
@@ -110,6 +112,21 @@ def plot_ratios(frame: Any, x: str = "jobs", ax: Any = None) -> Any:
     ax.set_xlabel(x)
     ax.set_ylabel("ratio to the reference")
     ax.legend(fontsize=8)
+    return ax
+
+
+def _ratio_bars(rows: Any, ax: Any) -> Any:
+    """One bar per method: its mean ratio to the reference, a black tick at its guarantee."""
+    means = rows.groupby("method", sort=False)["ratio"].mean()
+    ax.bar(range(len(means)), means.to_numpy(), color=[job_colour(n) for n in range(len(means))])
+    if "guarantee" in rows:
+        bound = rows.groupby("method", sort=False)["guarantee"].first().to_numpy(dtype=float)
+        shown = [n for n, b in enumerate(bound) if b == b and b != float("inf")]  # finite
+        ax.scatter(shown, bound[shown], marker="_", s=400, color="black", label="guarantee")
+        if shown:
+            ax.legend(fontsize=8)
+    ax.set_xticks(range(len(means)), [str(m) for m in means.index], rotation=30, ha="right")
+    ax.set_ylabel("ratio to the reference")
     return ax
 
 
