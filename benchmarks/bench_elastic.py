@@ -176,7 +176,7 @@ def section_paper(lines, quick):
     lines += [
         "## 5. Section 7's setting: A_online against the baselines, one run",
         "",
-        "Default setting (`dlsched generate elastic --jobs 300 --workers 150 --param "
+        "Default setting (`dlsched generate elastic --jobs 300 --gpus 150 --param "
         "setting=paper --param horizon=300`); ratios against FIFO's objective. `a-online` uses "
         "the fast oracle (Algorithms 4-7 vectorised) unless marked; alpha is Theorem 5's unless "
         "set.",

@@ -158,7 +158,7 @@ def at_scale(limit: float) -> list[str]:
     lines = [
         f"### At scale: column route vs outer approximation, {limit:g} s limit each",
         "",
-        "`dlsched generate placement --jobs S --workers K --seed N` (no noise: 3 worker types). "
+        "`dlsched generate placement --jobs S --gpus K --seed N` (no noise: 3 worker types). "
         "Columns: the Lagrangian bound over worker types, then the integer master over every "
         "column within the gap (`route=columns`, what `auto` picks here); OA: outer "
         "approximation over HiGHS (`route=highs`, what `auto` picked before). Gap = "

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_verify.py [--quick] [--out benchmarks/RESULTS_verify.md]
 
-1. In this process (``--workers 0``), warm: instances per minute of each of the cheapest
+1. In this process (``--processes 0``), warm: instances per minute of each of the cheapest
    theorems (a certified optimum or exact reference on every instance), measure only.
 2. Dask's own cost: a task that does nothing, on a LocalCluster of 2 workers.
 3. The runner (``verify.runner.run``: instances drawn, tasks, log, shrinking) on a warmed
@@ -10,7 +10,7 @@
    side, paired runs alternated over rounds: instances per minute and the speed-up of 2
    workers over 1 (the median of the rounds' ratios: the machine is shared, and its load
    moves within seconds); for 000-has also with one task per instance (``task_seconds=0``).
-4. End to end: ``dlsched verify 000-has --count N --workers W`` as a fresh command (interpreter
+4. End to end: ``dlsched verify 000-has --count N --processes W`` as a fresh command (interpreter
    start, imports, cluster start, tasks, log, report), wall time.
 """
 
@@ -103,7 +103,7 @@ def side_by_side(counts: dict[str, int], rounds: int) -> list[tuple[str, str, in
     ``rounds`` rounds, each a 1-worker and a 2-worker run one after the other (order
     alternating); the load average as the rounds end."""
     theorems = select(list(CHEAP))
-    pools = {w: Pool(VerifyOptions(workers=w), worker_modules(theorems)) for w in (1, 2)}
+    pools = {w: Pool(VerifyOptions(processes=w), worker_modules(theorems)) for w in (1, 2)}
     try:
         for w, pool in pools.items():  # warm: every theorem once on every worker
             pool.start()
@@ -128,7 +128,7 @@ def end_to_end(count: int, workers: int) -> tuple[float, str]:
     """Wall seconds of a fresh ``dlsched verify 000-has`` command, and its summary line."""
     with tempfile.TemporaryDirectory() as d:
         argv = [sys.executable, "-m", "dlsched.cli", "verify", "000-has", "--count", str(count),
-                "--workers", str(workers), "--quiet", "--time-limit", "30", "-o", d]  # fmt: skip
+                "--processes", str(workers), "--quiet", "--time-limit", "30", "-o", d]  # fmt: skip
         t0 = time.perf_counter()
         done = subprocess.run(argv, capture_output=True, text=True, check=True)
         return time.perf_counter() - t0, done.stdout.splitlines()[0]
@@ -148,11 +148,11 @@ def main() -> None:
              f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
              f"{platform.python_version()}; solver threads 1 per task. A shared machine: the "
              "load average (1 min) is given beside each figure.", "",
-             "### In one process, warm (`--workers 0`), measure only", "",
+             "### In one process, warm (`--processes 0`), measure only", "",
              "| theorem | instances | instances / min | load |", "|---|---|---|---|"]  # fmt: skip
     for tid, n, rate in serial_rates(max(4, int(40 * scale))):
         lines.append(f"| {tid} | {n} | {rate:,.0f} | {load()} |")
-    with Pool(VerifyOptions(workers=2), worker_modules(select(list(CHEAP)))) as pool:
+    with Pool(VerifyOptions(processes=2), worker_modules(select(list(CHEAP)))) as pool:
         noop = task_cost(pool, int(400 * scale))
     lines += ["", f"Dask's own cost per task (a no-op task, 2 workers, {int(400 * scale)} "
               f"submitted at once): {noop:.1f} ms (load {load()}).", "",
@@ -177,7 +177,7 @@ def main() -> None:
                      f"{spread} | {cores} | {at} |")  # fmt: skip
     lines += [
         "",
-        "### End to end: a fresh `dlsched verify 000-has --count N --workers W`",
+        "### End to end: a fresh `dlsched verify 000-has --count N --processes W`",
         "",
         "Interpreter start, imports, cluster start, tasks, log and report (md and html).",
         "",

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from dlsched.result import Outcome
 
 from dlsched.api_models import model, programs, solve_model  # the papers' programs
+from dlsched.errors import OptionError
 from dlsched.solvers.base import DEFAULT_TIME_LIMIT  # seconds, when solve() is given none
 
 #: The time limit of :func:`verify`, per method and instance (``dlsched verify``'s default).
@@ -71,17 +72,22 @@ def instances(family: str | None = None) -> list[str]:
     return [name for name in bundled() if name.startswith(f"{family}/")]
 
 
-def generate(family: str, jobs: int, workers: int, seed: int = 0, **params: Any) -> Any:
-    """A random instance of ``family`` with ``jobs`` jobs and ``workers`` workers (GPUs,
-    servers), drawn from ``seed``; ``params`` are the family generator's (``dlsched generate``).
+def generate(family: str, jobs: int, gpus: int | None = None, seed: int = 0, **params: Any) -> Any:
+    """A random instance of ``family`` with ``jobs`` jobs on a cluster of ``gpus`` (its GPUs,
+    or servers; required), drawn from ``seed``; ``params`` are the family generator's
+    (``dlsched generate``). The former ``workers=`` is refused with a line naming ``gpus=``.
 
-    >>> inst = generate("hare", jobs=3, workers=2, seed=1)
+    >>> inst = generate("hare", jobs=3, gpus=2, seed=1)
     >>> inst.num_jobs, inst.num_gpus
     (3, 2)
     """
     from dlsched import families
 
-    return families.get(family).generate(jobs, workers, seed, **params)
+    if "workers" in params:
+        raise OptionError("workers", params["workers"], "is now gpus= (the cluster size)")
+    if gpus is None:
+        raise OptionError("gpus", gpus, "give the cluster size (GPUs, servers)")
+    return families.get(family).generate(jobs, gpus, seed, **params)
 
 
 def methods(family: str) -> pd.DataFrame:
@@ -187,13 +193,17 @@ def verify(
     time_limit: float | None = VERIFY_TIME_LIMIT,
     seed: int = 0,
     out: str | os.PathLike[str] | None = None,
+    processes: int | None = 0,
+    scheduler: str | None = None,
 ) -> pd.DataFrame:
-    """Check the papers' theorems (``dlsched verify``) on ``count`` seeded instances each, in
-    this process: ``theorems`` are ids or prefixes (``"002"``, ``"000-has"``; all if none),
-    ``jobs`` and ``gpus`` the instances' size (each theorem's default if None). The log, the
-    counterexamples (shrunk) go to the folder ``out``, resumed if it holds a run already; with
-    no ``out``, to a temporary folder removed afterwards. Returns the log's rows: one per
-    instance, method and case, ``holds`` False for a violation.
+    """Check the papers' theorems (``dlsched verify``) on ``count`` seeded instances each:
+    ``theorems`` are ids or prefixes (``"002"``, ``"000-has"``; all if none), ``jobs`` and
+    ``gpus`` the instances' size (each theorem's default if None). They run in this process
+    (``processes=0``), on a Dask LocalCluster of ``processes`` processes (None: the machine's
+    cores) or on the Dask ``scheduler`` at that address. The log, the counterexamples
+    (shrunk) go to the folder ``out``, resumed if it holds a run already; with no ``out``, to a
+    temporary folder removed afterwards. Returns the log's rows: one per instance, method and
+    case, ``holds`` False for a violation.
 
     >>> rows = verify("002-thm4", count=2)
     >>> len(rows), int(rows.holds.eq(False).sum())  # rows, violations
@@ -212,7 +222,8 @@ def verify(
         jobs=jobs,
         gpus=gpus,
         solve=SolveOptions(time_limit=time_limit, seed=seed, threads=1),
-        workers=0,
+        processes=processes,
+        scheduler=scheduler,
         progress=False,
     )
     where = tempfile.TemporaryDirectory(prefix="dlsched-verify-") if out is None else None

@@ -3,11 +3,16 @@
     dlsched solve INSTANCE --method METHOD [--time-limit S] [--json] [--plot FILE] ...
     dlsched instances list
     dlsched methods FAMILY
-    dlsched generate FAMILY --jobs S --workers K --seed N -o FILE
+    dlsched generate FAMILY --jobs S --gpus K --seed N -o FILE
     dlsched compare INSTANCE --methods A,B,... [--reference exact] [--json]
-    dlsched sweep FAMILY --count N --jobs S --workers K --methods A,B -o FILE.jsonl
-    dlsched verify [THEOREM ...] --count N [--workers W | --scheduler ADDRESS] -o DIR
+    dlsched sweep FAMILY --count N --jobs S --gpus K --methods A,B [--processes P |
+                  --scheduler ADDRESS] -o FILE.jsonl
+    dlsched verify [THEOREM ...] --count N [--processes P | --scheduler ADDRESS] -o DIR
     dlsched demo
+
+``--gpus`` is the size of the family's cluster (GPUs, servers) in every command, and
+``--processes`` the number of Dask worker processes of ``sweep`` and ``verify`` (default: the
+machine's cores; 0: in this process); the old ``--workers`` is refused with a line saying so.
 
 INSTANCE is a path to a JSON file or a bundled name such as ``placement/liu2024-motivating``.
 Bad instances and impossible options exit with status 2 and a one-line message; output paths
@@ -204,7 +209,13 @@ def _load(ref: str) -> Any:
 SEED = _integer("--seed", 0, MAX_SEED)
 COUNT = _integer("--count", 1)
 JOBS = _integer("--jobs", 1)
-WORKERS = _integer("--workers", 1)
+GPUS = _integer("--gpus", 1)
+PROCESSES = _integer("--processes", 0, 4096)
+#: What the old ``--workers`` (the cluster size of ``generate`` and ``sweep``, but the Dask
+#: processes of ``verify``) is now.
+RENAMED_WORKERS = (
+    "--workers is now --gpus (the cluster size); --processes is the number of Dask processes"
+)
 TIME_LIMIT_HELP = (
     f"seconds per method, model building included (default {DEFAULT_TIME_LIMIT:g}, "
     f"at most {MAX_TIME_LIMIT:g})"
@@ -215,6 +226,49 @@ def _add_time_limit(parser: Any, default: float = DEFAULT_TIME_LIMIT) -> None:
     parser.add_argument(
         "--time-limit", type=_time_limit("--time-limit"), default=default, help=TIME_LIMIT_HELP
     )
+
+
+class _Renamed(argparse.Action):
+    """An old option: its use ends the command with one line naming the new spelling."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        parser.exit(2, f"{parser.prog}: error: {RENAMED_WORKERS}\n")
+
+
+def _add_gpus(parser: Any, **kwargs: Any) -> None:
+    """``--gpus``, the cluster size (GPUs / servers), and the old ``--workers`` refused."""
+    parser.add_argument("--gpus", type=GPUS, help="the cluster's GPUs / servers", **kwargs)
+    parser.add_argument("--workers", action=_Renamed)
+
+
+def _add_runner(parser: Any) -> None:
+    """Where the tasks of a many-instance command run (:class:`dlsched.runner.RunnerOptions`)."""
+    parser.add_argument(
+        "--processes",
+        type=PROCESSES,
+        default=None,
+        help="Dask worker processes (default: the machine's cores; 0: in this process)",
+    )
+    parser.add_argument(
+        "--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler"
+    )
+    parser.add_argument(
+        "--task-seconds",
+        type=_seconds("--task-seconds", 600, zero=True),
+        default=None,
+        help="Dask: consecutive instances grouped into tasks of about this many seconds "
+        "(default 0.3; 0: one task per instance)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _runner_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`dlsched.runner.RunnerOptions` fields given by :func:`_add_runner`."""
+    out = {"processes": args.processes, "scheduler": args.scheduler, "progress": not args.quiet}
+    return out if args.task_seconds is None else {**out, "task_seconds": args.task_seconds}
 
 
 def _add_param(parser: Any, what: str) -> None:
@@ -245,7 +299,7 @@ def _add_generate(sub: Any) -> None:
     g = sub.add_parser("generate", help="generate a random instance")
     g.add_argument("family")
     g.add_argument("--jobs", type=JOBS, required=True)
-    g.add_argument("--workers", type=WORKERS, required=True, help="workers / GPUs")
+    _add_gpus(g, required=True)
     g.add_argument("--seed", type=SEED, default=0)
     _add_param(g, "generator parameter (see the family's generate())")
     g.add_argument("-o", "--output", required=True)
@@ -266,12 +320,13 @@ def _add_sweep(sub: Any) -> None:
     w.add_argument("family")
     w.add_argument("--count", type=COUNT, required=True)
     w.add_argument("--jobs", type=JOBS, required=True)
-    w.add_argument("--workers", type=WORKERS, required=True)
+    _add_gpus(w, required=True)
     w.add_argument("--first-seed", type=_integer("--first-seed", 0, MAX_SEED), default=0)
     w.add_argument("--methods", required=True)
     w.add_argument("--reference", default="exact")
     _add_time_limit(w)
     w.add_argument("--counterexamples", default="counterexamples")
+    _add_runner(w)
     w.add_argument("-o", "--output", required=True, help="JSON-lines file (appended)")
 
 
@@ -290,30 +345,14 @@ def _add_verify(sub: Any) -> None:
     v.add_argument("--list", action="store_true", help="list the theorems and exit")
     v.add_argument("--count", type=COUNT, default=10, help="instances per theorem (default 10)")
     v.add_argument("--jobs", type=JOBS, default=None, help="jobs per instance")
-    v.add_argument("--gpus", type=_integer("--gpus", 1), default=None, help="GPUs / servers")
+    _add_gpus(v, default=None)
     v.add_argument("--first-seed", type=_integer("--first-seed", 0, MAX_SEED), default=0)
     v.add_argument("--seed", type=SEED, default=0, help="solver seed")
     _add_time_limit(v, default=60.0)
-    v.add_argument(
-        "--workers",
-        type=_integer("--workers", 0, 4096),
-        default=None,
-        help="Dask worker processes (default: the machine's cores; 0: in this process)",
-    )
-    v.add_argument(
-        "--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler"
-    )
-    v.add_argument(
-        "--task-seconds",
-        type=_seconds("--task-seconds", 600, zero=True),
-        default=None,
-        help="Dask: consecutive instances grouped into tasks of about this many seconds "
-        "(default 0.3; 0: one task per instance)",
-    )
+    _add_runner(v)
     v.add_argument(
         "--shrink", type=_integer("--shrink", 0), default=3, help="violations shrunk per method"
     )
-    v.add_argument("--quiet", action="store_true", help="no progress bar")
     v.add_argument(
         "-o", "--output", default=None, help="folder of the log, counterexamples, report"
     )
@@ -450,7 +489,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from dlsched.instances import save
 
     _check_output("-o", args.output)
-    inst = generate(args.family, args.jobs, args.workers, args.seed, **_params(args, generate))
+    inst = generate(args.family, args.jobs, args.gpus, args.seed, **_params(args, generate))
     try:
         path = save(inst, args.output)
     except OSError as e:
@@ -501,6 +540,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from dlsched import families
     from dlsched.bounds import check_methods, sweep
     from dlsched.models import MethodOptions
+    from dlsched.runner import RunnerOptions
     from dlsched.solvers.base import SolveOptions
 
     _check_output("-o", args.output, special=False)  # read, locked and appended to
@@ -509,7 +549,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     family = families.get(args.family)
     check_methods(args.family, _methods_arg(args.methods), args.reference)
     instances = (
-        family.generate(args.jobs, args.workers, seed)
+        family.generate(args.jobs, args.gpus, seed)
         for seed in range(args.first_seed, args.first_seed + args.count)
     )
     opts = MethodOptions(solve=SolveOptions(time_limit=args.time_limit))
@@ -520,6 +560,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         args.reference,
         opts,
         counterexamples=args.counterexamples,
+        runner=RunnerOptions(**_runner_options(args)),
     )
     bad = [r for r in rows if r.holds is False]
     print(f"{len(rows)} new records appended to {args.output}; guarantee violations: {len(bad)}")
@@ -565,11 +606,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         gpus=args.gpus,
         solve=SolveOptions(time_limit=args.time_limit, seed=args.seed, threads=1),
-        workers=args.workers,
-        scheduler=args.scheduler,
         shrink=args.shrink,
-        progress=not args.quiet,
-        **({} if args.task_seconds is None else {"task_seconds": args.task_seconds}),
+        **_runner_options(args),
     )
     s = run(theorems, out, opts)
     md, _ = write_report(out)

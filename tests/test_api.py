@@ -78,8 +78,10 @@ def test_instances_are_the_bundled_files_by_family() -> None:
 
 
 def test_generate_draws_the_size_asked_reproducibly() -> None:
-    a = dlsched.generate("hare", jobs=3, workers=2, seed=1)
+    a = dlsched.generate("hare", jobs=3, gpus=2, seed=1)
     assert (a.num_jobs, a.num_gpus) == (3, 2)
+    with pytest.raises(OptionError, match="option workers = 2: is now gpus="):
+        dlsched.generate("hare", jobs=3, workers=2, seed=1)  # the former keyword
     assert dlsched.generate("hare", 3, 2, seed=1) == a != dlsched.generate("hare", 3, 2, seed=2)
     p = dlsched.generate("placement", 3, 5, seed=0, gpus_per_node=5)
     assert (p.num_jobs, p.num_workers, len(p.nodes)) == (3, 5, 1)
@@ -297,7 +299,7 @@ def test_the_command_lines_methods_are_the_apis_table(capsys) -> None:
     assert [line.endswith("[exact]") for line in lines] == table.exact.tolist()
 
 
-@pytest.mark.parametrize("argv", [["generate", "hare", "--jobs", "2", "--workers", "2"],
+@pytest.mark.parametrize("argv", [["generate", "hare", "--jobs", "2", "--gpus", "2"],
                                   ["solve", TOY, "--method", "hare"]])  # fmt: skip
 def test_a_param_named_like_an_option_is_one_line(capsys, tmp_path: Path, argv) -> None:
     out = ["-o", str(tmp_path / "g.json")] if argv[0] == "generate" else []

@@ -13,7 +13,7 @@ import dlsched.bounds.comparisons
 from dlsched.bounds import GUARANTEES, compare, register_guarantee, sweep
 from dlsched.cli import main
 from dlsched.errors import DlschedError
-from dlsched.instances import from_dict, load
+from dlsched.instances import from_dict, instance_hash, load
 from dlsched.models import MethodOptions
 from dlsched.models.placement import generate
 from dlsched.models.placement.guarantees import empirical_claims
@@ -61,13 +61,13 @@ def test_sweep_resumes_and_saves_counterexamples(tmp_path: Path) -> None:
     assert payload["record"]["holds"] is False
 
 
-def _count_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Record the method name of every run the sweep makes."""
-    calls: list[str] = []
+def count_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Record (instance hash, method) of every run the sweep makes in this process."""
+    calls: list[tuple[str, str]] = []
     real = dlsched.bounds.comparisons.run_method
 
     def counting(instance: Any, method: str, options: MethodOptions | None = None) -> Any:
-        calls.append(method)
+        calls.append((instance_hash(instance), method))
         return real(instance, method, options)
 
     monkeypatch.setattr(dlsched.bounds.comparisons, "run_method", counting)
@@ -81,10 +81,10 @@ def test_sweep_rerun_with_an_added_method_runs_only_that_method(
     log = tmp_path / "sweep.jsonl"
     sweep(instances, ["optimus"], log)
     before = log.read_text().splitlines()
-    calls = _count_runs(monkeypatch)
+    calls = count_runs(monkeypatch)
     new = sweep(instances, ["optimus", "has"], log)
     assert [r.method for r in new] == ["has", "has"]
-    assert sorted(calls) == ["exact", "exact", "has", "has"]  # the reference once per instance
+    assert sorted(m for _, m in calls) == ["exact", "exact", "has", "has"]  # reference once each
     lines = log.read_text().splitlines()
     assert lines[:4] == before and len(lines) == 6
     calls.clear()
@@ -148,7 +148,7 @@ def test_second_sweep_on_a_locked_file_fails_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     log = tmp_path / "sweep.jsonl"
-    argv = ["sweep", "placement", "--count", "1", "--jobs", "2", "--workers", "4"]
+    argv = ["sweep", "placement", "--count", "1", "--jobs", "2", "--gpus", "4"]
     with log.open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another sweep is running
         with pytest.raises(DlschedError, match=r"sweep\.jsonl is in use by another sweep"):

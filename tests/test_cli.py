@@ -37,7 +37,7 @@ def test_solve_by_path_with_category(capsys, tmp_path: Path) -> None:
         "placement",
         "--jobs",
         "2",
-        "--workers",
+        "--gpus",
         "5",
         "--seed",
         "3",
@@ -68,7 +68,7 @@ def test_lists(capsys) -> None:
             ["solve", "placement/liu2024-motivating", "--method", "has", "--category", "9,9"],
             "must sum",
         ),
-        (["generate", "placement", "--jobs", "5", "--workers", "2", "-o", "x.json"], "--workers"),
+        (["generate", "placement", "--jobs", "5", "--gpus", "2", "-o", "x.json"], "--gpus"),
         (["methods", "nofamily"], "family"),
         (
             ["solve", "hare/toy-2gpu", "--method", "exact-cpsat", "--param", "pooled=maybe"],
@@ -100,7 +100,7 @@ def test_generate_does_not_clobber_on_error(tmp_path: Path, capsys) -> None:
     target = tmp_path / "keep.json"
     target.write_text("precious")
     code, _, _ = run(
-        capsys, "generate", "placement", "--jobs", "3", "--workers", "2", "-o", str(target)
+        capsys, "generate", "placement", "--jobs", "3", "--gpus", "2", "-o", str(target)
     )
     assert code == 2
     assert target.read_text() == "precious"
@@ -137,10 +137,12 @@ def test_sweep_appends_and_resumes(capsys, tmp_path: Path) -> None:
         "2",
         "--jobs",
         "2",
-        "--workers",
+        "--gpus",
         "4",
         "--methods",
         "has,optimus-lb",
+        "--processes",
+        "0",
         "-o",
         str(log),
         "--counterexamples",
@@ -153,11 +155,32 @@ def test_sweep_appends_and_resumes(capsys, tmp_path: Path) -> None:
     assert len(log.read_text().splitlines()) == 6
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["generate", "hare", "--jobs", "3", "--workers", "2", "-o", "{tmp}/h.json"],
+        ["sweep", "hare", "--count", "1", "--jobs", "2", "--workers", "2", "--methods", "hare",
+         "-o", "{tmp}/s.jsonl"],
+        ["verify", "002-thm4", "--count", "1", "--workers", "0", "-o", "{tmp}/v"],
+        ["verify", "002-thm4", "--count", "1", "-o", "{tmp}/v", "--workers"],
+    ],
+)  # fmt: skip
+def test_the_old_workers_option_ends_in_one_line_naming_the_new_ones(capsys, tmp_path, argv):
+    """--workers meant the cluster size in generate and sweep but Dask processes in verify: it
+    is refused everywhere (with or without a value), nothing run or written."""
+    code, out, err = run(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert code == 2 and out == "" and not list(tmp_path.iterdir())
+    assert err == (
+        f"dlsched {argv[0]}: error: --workers is now --gpus (the cluster size); --processes is "
+        "the number of Dask processes\n"
+    )
+
+
 LONG = "a" * 300
-GEN_HARE = ["generate", "hare", "--jobs", "3", "--workers", "2", "-o", "{tmp}/h.json"]
-GEN_PLACEMENT = ["generate", "placement", "--jobs", "3", "--workers", "5", "-o", "{tmp}/p.json"]
+GEN_HARE = ["generate", "hare", "--jobs", "3", "--gpus", "2", "-o", "{tmp}/h.json"]
+GEN_PLACEMENT = ["generate", "placement", "--jobs", "3", "--gpus", "5", "-o", "{tmp}/p.json"]
 SOLVE_TOY = ["solve", "hare/toy-2gpu", "--method", "exact"]
-SWEEP = ["sweep", "hare", "--jobs", "2", "--workers", "2", "--methods", "hare"]
+SWEEP = ["sweep", "hare", "--jobs", "2", "--gpus", "2", "--methods", "hare"]
 
 #: (command line, fragment of the error line); "{tmp}" is a fresh folder.
 BAD_COMMAND_LINES = [
@@ -178,12 +201,12 @@ BAD_COMMAND_LINES = [
     ([*GEN_PLACEMENT, "--param", "inter_node_gbps=-1"], "inter_node_gbps"),
     ([*GEN_PLACEMENT, "--param", "layout=ring"], "layout"),
     ([*GEN_PLACEMENT, "--param", "name=true"], "name"),
-    (["generate", "placement", "--jobs", "2000", "--workers", "2000", "-o", "x.json"], "--jobs"),
-    (["generate", "hare", "--jobs", "0", "--workers", "2", "-o", "{tmp}/h.json"], "--jobs"),
-    (["generate", "hare", "--jobs", "3", "--workers", "-1", "-o", "{tmp}/h.json"], "--workers"),
+    (["generate", "placement", "--jobs", "2000", "--gpus", "2000", "-o", "x.json"], "--jobs"),
+    (["generate", "hare", "--jobs", "0", "--gpus", "2", "-o", "{tmp}/h.json"], "--jobs"),
+    (["generate", "hare", "--jobs", "3", "--gpus", "-1", "-o", "{tmp}/h.json"], "--gpus"),
     ([*GEN_HARE, "--seed", "-1"], "--seed"),
-    (["generate", "hare", "--jobs", "3", "--workers", "2", "-o", "{tmp}/" + LONG], "-o"),
-    (["generate", "hare", "--jobs", "3", "--workers", "2", "-o", "{tmp}/no/h.json"], "-o"),
+    (["generate", "hare", "--jobs", "3", "--gpus", "2", "-o", "{tmp}/" + LONG], "-o"),
+    (["generate", "hare", "--jobs", "3", "--gpus", "2", "-o", "{tmp}/no/h.json"], "-o"),
     ([*SOLVE_TOY, "--plot", "{tmp}/missing/g.png"], "--plot"),
     ([*SOLVE_TOY, "--plot", "{tmp}/g.pdfx"], "pdfx"),
     ([*SOLVE_TOY, "--plot", "{tmp}"], "--plot"),

@@ -19,7 +19,7 @@ from dlsched.cli import main
 from dlsched.errors import DlschedError
 
 ROOT = Path(__file__).resolve().parents[1]
-HARE_SWEEP = ("sweep", "hare", "--count", "2", "--jobs", "3", "--workers", "2")
+HARE_SWEEP = ("sweep", "hare", "--count", "2", "--jobs", "3", "--gpus", "2")
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -71,10 +71,10 @@ def test_sweep_refuses_impossible_generator_parameters_without_creating_the_file
     capsys, tmp_path: Path, no_solving: list[str]
 ) -> None:
     out = tmp_path / "s.jsonl"
-    argv = ("sweep", "placement", "--count", "2", "--jobs", "3", "--workers", "2")
+    argv = ("sweep", "placement", "--count", "2", "--jobs", "3", "--gpus", "2")
     code, _, err = run(capsys, *argv, "--methods", "jps", "-o", str(out))
     assert code == 2 and no_solving == [] and not out.exists()
-    one_line(err, "--workers", "2")
+    one_line(err, "--gpus", "2")
 
 
 def test_sweep_keeps_existing_records_when_refusing_a_method(
@@ -213,7 +213,7 @@ def test_a_method_without_a_schedule_fails_to_draw_on_one_line(capsys, tmp_path:
 
 
 def _generate(capsys, path: Path) -> None:
-    code, _, err = run(capsys, "generate", "hare", "--jobs", "2", "--workers", "2", "-o", str(path))
+    code, _, err = run(capsys, "generate", "hare", "--jobs", "2", "--gpus", "2", "-o", str(path))
     assert code == 0, err
 
 
@@ -285,7 +285,7 @@ def test_the_layout_lists_every_family_folder(doc: str) -> None:
 def test_seeds_past_the_largest_seed_are_refused_before_any_work(command, tmp_path, capsys):
     out = tmp_path / ("s.jsonl" if command == "sweep" else "v")
     args = ["--first-seed", str(2**31 - 1), "--count", "2", "-o", str(out)]
-    sweep = ["sweep", "hare", "--jobs", "3", "--workers", "2", "--methods", "greedy"]
+    sweep = ["sweep", "hare", "--jobs", "3", "--gpus", "2", "--methods", "greedy"]
     head = sweep if command == "sweep" else ["verify"]
     assert main([*head, *args]) == 2
     err = capsys.readouterr().err

@@ -201,7 +201,7 @@ def _generate(tmp_path: Path, capsys: pytest.CaptureFixture[str], *params: str) 
     from dlsched.cli import main
 
     out = tmp_path / "out.json"
-    argv = ["generate", "ddlwmp", "--jobs", "1", "--workers", "16", "-o", str(out)]
+    argv = ["generate", "ddlwmp", "--jobs", "1", "--gpus", "16", "-o", str(out)]
     for p in params:
         argv += ["--param", p]
     code = main(argv)

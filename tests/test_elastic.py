@@ -312,7 +312,7 @@ def test_cli_solve_generate_and_bad_input(capsys, tmp_path) -> None:
     out = json.loads(capsys.readouterr().out)
     assert out["status"] == "optimal" and out["objective"] == 25.0
     path = tmp_path / "paper.json"
-    args = ["generate", "elastic", "--jobs", "5", "--workers", "4", "--seed", "1"]
+    args = ["generate", "elastic", "--jobs", "5", "--gpus", "4", "--seed", "1"]
     assert main([*args, "--param", "setting=paper", "-o", str(path)]) == 0
     assert load(str(path)).num_servers == 4
     assert main([*args, "--param", "setting=huge", "-o", str(path)]) == 2

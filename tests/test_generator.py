@@ -79,7 +79,7 @@ def test_every_figure_has_a_source() -> None:
 
 
 def test_bad_options() -> None:
-    with pytest.raises(OptionError, match="--workers"):
+    with pytest.raises(OptionError, match="--gpus"):
         generate(5, 3)
     with pytest.raises(OptionError, match="layout"):
         generate(2, 4, layout="ring")

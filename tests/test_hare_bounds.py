@@ -133,7 +133,7 @@ def test_sweep_runs_on_the_core_runner_and_saves_every_violation(tmp_path):
         return 0.5 if inst.name.endswith(("-s4", "-s6")) else base.bound(inst)
 
     theorem = dataclasses.replace(base, bound=flagged)
-    opts = VerifyOptions(count=4, first_seed=3, solve=SO, workers=0, progress=False)
+    opts = VerifyOptions(count=4, first_seed=3, solve=SO, processes=0, progress=False)
     summary = run([theorem], tmp_path, opts)
     rows = read_log(tmp_path / "verify.jsonl")
     instances = {theorem.instance(s).name: theorem.instance(s) for s in range(3, 7)}

@@ -23,7 +23,7 @@ from dlsched.instances import dumps, from_dict, load
 from dlsched.solvers.base import Status
 from dlsched.solvers.certify import bound_only
 
-GENERATE = ("generate", "placement", "--jobs", "3", "--workers", "10", "--seed", "0")
+GENERATE = ("generate", "placement", "--jobs", "3", "--gpus", "10", "--seed", "0")
 
 
 def _device(path: str) -> str:
@@ -110,7 +110,7 @@ def test_a_picture_through_a_link_to_a_full_device_is_one_line(capsys, tmp_path:
 def test_a_sweep_onto_a_device_is_refused_before_any_work(capsys, tmp_path: Path) -> None:
     link = tmp_path / "s.jsonl"
     link.symlink_to(_device("/dev/null"))
-    argv = ("sweep", "hare", "--count", "1", "--jobs", "2", "--workers", "2", "--methods", "hare")
+    argv = ("sweep", "hare", "--count", "1", "--jobs", "2", "--gpus", "2", "--methods", "hare")
     code, out, err = run(capsys, *argv, "-o", str(link))
     assert code == 2 and out == ""
     one_line(err, "-o", "not a regular file")
@@ -204,7 +204,7 @@ def test_a_bound_only_reference_is_a_lower_bound_not_a_failure(capsys) -> None:
 
 def test_a_sweep_records_bound(capsys, tmp_path: Path) -> None:
     log = tmp_path / "s.jsonl"
-    argv = ("sweep", "hare", "--count", "1", "--jobs", "2", "--workers", "2")
+    argv = ("sweep", "hare", "--count", "1", "--jobs", "2", "--gpus", "2", "--processes", "0")
     code, _, err = run(capsys, *argv, "--methods", "relaxation", "-o", str(log))
     assert code == 0, err
     records = {r["method"]: r for r in map(json.loads, log.read_text().splitlines())}
@@ -300,7 +300,7 @@ def test_a_method_named_twice_is_refused(capsys, tmp_path: Path, command: str) -
     log = tmp_path / "s.jsonl"
     where = {
         "compare": ("compare", "placement/liu2024-motivating"),
-        "sweep": ("sweep", "placement", "--count", "1", "--jobs", "2", "--workers", "3"),
+        "sweep": ("sweep", "placement", "--count", "1", "--jobs", "2", "--gpus", "3"),
     }[command]
     extra = ("-o", str(log)) if command == "sweep" else ()
     code, out, err = run(capsys, *where, "--methods", "has, jps,has", *extra)

@@ -19,25 +19,17 @@ from hypothesis import strategies as st
 from dlsched import families
 from dlsched.cli import main
 from dlsched.instances import from_dict, instance_hash
+from dlsched.runner import Batcher, fork_server
 from dlsched.solvers import SolveOptions
 from dlsched.verify import registry, select
 from dlsched.verify.report import summarize, write_report
-from dlsched.verify.runner import (
-    KEY,
-    Batcher,
-    VerifyOptions,
-    fork_server,
-    read_log,
-    row_key,
-    run,
-    worker_modules,
-)
+from dlsched.verify.runner import KEY, VerifyOptions, read_log, row_key, run, worker_modules
 
 SO = SolveOptions(time_limit=30)
 
 
 def serial(count: int, **kw: object) -> VerifyOptions:
-    return VerifyOptions(count=count, solve=SO, workers=0, progress=False, **kw)  # type: ignore[arg-type]
+    return VerifyOptions(count=count, solve=SO, processes=0, progress=False, **kw)  # type: ignore[arg-type]
 
 
 def comparable(rows: list[dict]) -> list[dict]:
@@ -86,15 +78,15 @@ def test_a_guarantee_compare_prints_is_the_theorem_verify_checks() -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     kinds=st.lists(st.sampled_from("abc"), max_size=60),
-    workers=st.integers(1, 4),
+    processes=st.integers(1, 4),
     times=st.lists(st.floats(1e-4, 1.0), min_size=1, max_size=7),
     target=st.sampled_from([0.0, 0.05, 0.3]),
 )
-def test_tasks_group_consecutive_calls_of_one_kind_each_once(kinds, workers, times, target):
+def test_tasks_group_consecutive_calls_of_one_kind_each_once(kinds, processes, times, target):
     """Every call in exactly one task, in order; a task holds calls of one kind only, one call
     until that kind was timed, never more than target / (fastest time seen) calls nor more than
-    1 / (2 x workers) of the calls left."""
-    b = Batcher(kinds, workers, target)
+    1 / (2 x processes) of the calls left."""
+    b = Batcher(kinds, processes, target)
     taken: list[int] = []
     seen: dict[str, list[float]] = {}
     while picked := b.take():
@@ -104,7 +96,7 @@ def test_tasks_group_consecutive_calls_of_one_kind_each_once(kinds, workers, tim
         if len(picked) > 1:
             assert target > 0 and kind in seen
             assert len(picked) * min(seen[kind]) <= target
-            assert len(picked) <= (len(kinds) - picked[0]) // (2 * workers)
+            assert len(picked) <= (len(kinds) - picked[0]) // (2 * processes)
         for i in picked:
             b.observe(kind, times[i % len(times)])
             seen.setdefault(kind, []).append(times[i % len(times)])
@@ -133,11 +125,11 @@ def test_rows_on_dask_equal_a_serial_run_on_its_own_cluster_and_by_address(
     for r in rows:  # a heuristic never beats the certified optimum
         if r["method"] == "has":
             assert r["ratio"] >= 1 - 1e-9 and r["reference_kind"] == "optimum"
-    own = VerifyOptions(count=3, solve=SO, workers=2, progress=False)
+    own = VerifyOptions(count=3, solve=SO, processes=2, progress=False)
     run(theorems, tmp_path / "dask", own)
     assert comparable(read_log(tmp_path / "dask" / "verify.jsonl")) == comparable(rows)
 
-    fork_server(["distributed", "dlsched.verify.runner", *worker_modules(theorems)])
+    fork_server(["distributed", "dlsched.runner", *worker_modules(theorems)])
     config = {"distributed.worker.daemon": False,
               "distributed.worker.multiprocessing-method": "forkserver"}  # fmt: skip
     with (
@@ -152,15 +144,15 @@ def test_rows_on_dask_equal_a_serial_run_on_its_own_cluster_and_by_address(
     assert comparable(read_log(tmp_path / "remote" / "verify.jsonl")) == comparable(rows)
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize("processes", ["0", "2"])
 def test_a_run_killed_midway_resumes_with_nothing_lost_or_duplicated(
-    tmp_path: Path, workers: str
+    tmp_path: Path, processes: str
 ) -> None:
     """Killed (SIGKILL) in one process or on a Dask LocalCluster of 2 workers, then resumed
     serially: the rows equal a clean serial run's, none lost, none twice."""
     out = tmp_path / "killed"
     argv = [sys.executable, "-m", "dlsched.cli", "verify", "002-lemma2", "--count", "15",
-            "--workers", workers, "--quiet", "--time-limit", "30", "-o", str(out)]  # fmt: skip
+            "--processes", processes, "--quiet", "--time-limit", "30", "-o", str(out)]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = out / "verify.jsonl"
@@ -274,7 +266,8 @@ def test_an_instance_outside_the_assumptions_is_never_a_violation(tmp_path: Path
 BAD = [
     (["verify", "002-thm4", "--count", "0", "-o", "{tmp}/v"], "--count"),
     (["verify", "000-has", "--scheduler", "nonsense://", "-o", "{tmp}/v"], "--scheduler"),
-    (["verify", "002-thm4", "--workers", "-1", "-o", "{tmp}/v"], "--workers"),
+    (["verify", "002-thm4", "--processes", "-1", "-o", "{tmp}/v"], "--processes"),
+    (["verify", "002-thm4", "--workers", "2", "-o", "{tmp}/v"], "--workers is now --gpus"),
     (["verify", "002-thm4", "--time-limit", "0", "-o", "{tmp}/v"], "--time-limit"),
     (["verify", "no-such-theorem", "-o", "{tmp}/v"], "THEOREM"),
     (["verify", "002-thm4"], "-o"),
@@ -307,7 +300,7 @@ def test_an_output_that_is_a_file_is_refused(capsys, tmp_path: Path) -> None:
 def test_cli_runs_lists_and_resumes(capsys, tmp_path: Path) -> None:
     assert main(["verify", "--list"]) == 0
     assert "002-thm4" in capsys.readouterr().out
-    argv = ["verify", "000-has", "--count", "2", "--workers", "0", "--quiet", "-o", str(tmp_path)]
+    argv = ["verify", "000-has", "--count", "2", "--processes", "0", "--quiet", "-o", str(tmp_path)]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert out.startswith("2 instances run (0 already in the log), 4 rows appended")

@@ -8,16 +8,32 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from dlsched.errors import DlschedError
 
+#: The descriptors of the logs this process holds locked. A forked child (a solver stage run
+#: under its deadline) closes its copies at once: the lock is then this process's alone, and a
+#: kill of this process releases it even while such a child runs on.
+_HELD: set[int] = set()
+
+
+def _close_held() -> None:
+    for fd in _HELD:
+        with suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_held)
+
 
 @contextmanager
 def locked_log(path: Path) -> Iterator[int]:
-    """An append descriptor on ``path`` (created if missing), exclusively locked until exit."""
+    """An append descriptor on ``path`` (created if missing), exclusively locked until exit
+    (or until this process dies: a process forked meanwhile does not keep the lock)."""
     import fcntl
 
     try:
@@ -29,8 +45,10 @@ def locked_log(path: Path) -> Iterator[int]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise DlschedError(f"{path} is in use by another sweep") from None
+        _HELD.add(fd)
         yield fd
     finally:
+        _HELD.discard(fd)
         os.close(fd)  # releases the lock
 
 

@@ -1,12 +1,13 @@
-"""Resumable sweeps: :func:`~dlsched.bounds.comparisons.compare` over many instances, one JSON
-line per record in a :mod:`~dlsched.bounds.log`, each keyed so that a rerun runs only what is
+"""Resumable sweeps: :func:`~dlsched.bounds.comparisons.compare` over many instances, in this
+process or on Dask (:mod:`dlsched.runner`, the runner ``dlsched verify`` uses), one JSON line
+per record in a :mod:`~dlsched.bounds.log`, each keyed so that a rerun runs only what is
 missing."""
 
 from __future__ import annotations
 
-import itertools
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,22 @@ from dlsched.bounds.counterexample import save_counterexample
 from dlsched.bounds.log import append_line, locked_log, parse_record, repair_tail
 from dlsched.instances import instance_hash
 from dlsched.models import MethodOptions
+from dlsched.runner import (
+    IN_PROCESS,
+    Call,
+    Pool,
+    RunnerOptions,
+    check_scheduler,
+    progress_bar,
+)
 
 #: The fields of a sweep record that key it: a rerun skips a (instance, method) pair whose key is
 #: already in the file, and runs every other pair.
 SWEEP_KEY = ("instance_hash", "method", "reference_method", "time_limit", "seed")
 
 _Key = tuple[Any, ...]
+#: One instance's task: what to run on it (methods, and whether the reference's own record).
+_Task = tuple[Any, tuple[str, ...], bool]
 
 
 def sweep(
@@ -30,56 +41,125 @@ def sweep(
     reference: str = "exact",
     options: MethodOptions | None = None,
     counterexamples: str | Path | None = None,
+    *,
+    runner: RunnerOptions = IN_PROCESS,
+    pool: Pool | None = None,
 ) -> list[Comparison]:
-    """Compare over many instances, appending one JSON line per record to ``path`` as it
-    finishes. Each line carries its key (instance hash, method, reference method, time limit,
-    seed), so a rerun resumes: it runs only the (instance, method) pairs missing
-    under the same options, and the reference again only when some method is missing (its own
-    record is written once per instance and key). The file is locked for the whole sweep (a
-    second sweep on it fails at once) and a torn last line left by a killed sweep is repaired.
-    Any record whose guarantee fails is also saved as a counterexample (instance + record)
-    under ``counterexamples``. Every method name and the reference are checked on the first
-    instance before the file is opened, and a file that is not wholly sweep records is refused
-    untouched. Returns the new records only."""
+    """Compare over many instances, appending one JSON line per record to ``path``. Each line
+    carries its key (instance hash, method, reference method, time limit, seed), so a rerun
+    resumes: it runs only the (instance, method) pairs missing under the same options, and the
+    reference again only when some method is missing (its own record is written once per
+    instance and key). An instance is one call (the reference, then its missing methods), run
+    where ``runner`` says (in this process by default; ``processes``, ``scheduler``: on Dask,
+    see :mod:`dlsched.runner`) or on ``pool`` when given (left open); this process alone writes
+    the file, each finished task's records in one write and one fsync, so a kill at any moment
+    loses only the tasks still running and a rerun repeats no record. The file is locked for the
+    whole sweep (a second sweep on it fails at once) and a torn last line left by a killed sweep
+    is repaired. Any record whose guarantee fails is also saved as a counterexample (instance +
+    record) under ``counterexamples``, before the record is written. Every method name and the
+    reference are checked on the first instance before the file is opened, and a file that is
+    not wholly sweep records is refused untouched. Returns the new records only, in the order
+    they were written."""
     path = Path(path)
     options = options or MethodOptions()
+    insts = list(instances)
+    if not insts:
+        return []
+    check_methods(insts[0].family, methods, reference)
+    if pool is None:
+        check_scheduler(runner)  # reachable before anything is written
+    with locked_log(path) as fd, ExitStack() as stack:
+        tasks = _plan(insts, methods, reference, options, _done_keys(path, fd))
+        if not tasks:
+            return []
+        if pool is None:
+            needed = worker_modules(insts[0].family, [reference, *methods])
+            pool = stack.enter_context(Pool(runner, needed))
+        return _run(tasks, reference, options, counterexamples, fd, pool, runner)
+
+
+def _run(
+    tasks: list[_Task],
+    reference: str,
+    options: MethodOptions,
+    counterexamples: str | Path | None,
+    fd: int,
+    pool: Pool,
+    runner: RunnerOptions,
+) -> list[Comparison]:
+    """Run the tasks on ``pool``, appending each finished task's records to ``fd``."""
     extra = {"time_limit": options.solve.time_limit, "seed": options.solve.seed}
+    calls: list[Call] = [
+        (compare_task, (i, todo, reference, options, ref)) for i, todo, ref in tasks
+    ]
     out: list[Comparison] = []
-    pending = iter(instances)
-    first = next(pending, None)
-    if first is None:
-        return out
-    check_methods(first.family, methods, reference)
-    with locked_log(path) as fd:
-        done = _done_keys(path, fd)
-        for inst in itertools.chain([first], pending):
-            for r in _pending(inst, methods, reference, options, done):
-                record = {**r.to_json(), **extra}
-                append_line(fd, json.dumps(record) + "\n")
-                done.add(_record_key(record))
-                if r.holds is False and counterexamples is not None:
-                    save_counterexample(inst, record, counterexamples)
-                out.append(r)
+    with progress_bar(len(calls), "sweep", runner) as bar:
+        for finished in pool.map(calls, [(todo, ref) for _, todo, ref in tasks]):
+            text = []
+            for n, records in finished:
+                for r in records:
+                    record = {**r.to_json(), **extra}
+                    if r.holds is False and counterexamples is not None:
+                        save_counterexample(tasks[n][0], record, counterexamples)
+                    text.append(json.dumps(record) + "\n")
+                out += records
+            if text:  # a task's records in one write and one fsync
+                append_line(fd, "".join(text))
+            bar.update(len(finished))
     return out
 
 
-def _pending(
+def compare_task(
     instance: Any,
     methods: Sequence[str],
     reference: str,
     options: MethodOptions,
+    with_reference: bool,
+) -> list[Comparison]:
+    """One instance's records (a worker's task): the reference's (when ``with_reference``),
+    then one per method."""
+    return list(against_reference(instance, methods, reference, options, with_reference))
+
+
+def _plan(
+    instances: Sequence[Any],
+    methods: Sequence[str],
+    reference: str,
+    options: MethodOptions,
     done: set[_Key],
-) -> Iterator[Comparison]:
-    """The records of ``instance`` missing from ``done``, each yielded as soon as it is run."""
-    h = instance_hash(instance)
+) -> list[_Task]:
+    """Each instance with the methods missing from ``done`` and whether its reference record is;
+    an instance with nothing missing is left out, and one given twice runs once."""
     solve = options.solve
+    tasks = []
+    for inst in instances:
+        h = instance_hash(inst)
 
-    def key(method: str) -> _Key:
-        return (h, method, reference, solve.time_limit, solve.seed)
+        def key(method: str, h: str = h) -> _Key:
+            return (h, method, reference, solve.time_limit, solve.seed)
 
-    todo = [m for m in dict.fromkeys(methods) if m != reference and key(m) not in done]
-    if todo or key(reference) not in done:
-        yield from against_reference(instance, todo, reference, options, key(reference) not in done)
+        todo = tuple(m for m in dict.fromkeys(methods) if m != reference and key(m) not in done)
+        with_reference = key(reference) not in done
+        if todo or with_reference:
+            tasks.append((inst, todo, with_reference))
+            done.update(key(m) for m in (*todo, reference))
+    return tasks
+
+
+def worker_modules(family: str, methods: Sequence[str]) -> list[str]:
+    """The modules a worker imports to run ``methods`` of ``family``: this one, the family's
+    and each method's own (a method named by ``"module:function"`` is not imported here)."""
+    from dlsched import families
+    from dlsched.models import methods as family_methods
+
+    found = [__name__, families.REGISTRY[family]]
+    table = family_methods(family)
+    for name in methods:
+        run = table[name].run
+        module = run.partition(":")[0] if isinstance(run, str) else getattr(run, "__module__", None)
+        if isinstance(module, str) and module != "__main__":
+            found.append(module)
+    return list(dict.fromkeys(found))
 
 
 def _record_key(record: dict[str, Any]) -> _Key:
@@ -97,4 +177,4 @@ def _done_keys(path: Path, fd: int) -> set[_Key]:
     return done
 
 
-__all__ = ["SWEEP_KEY", "sweep"]
+__all__ = ["SWEEP_KEY", "compare_task", "sweep", "worker_modules"]

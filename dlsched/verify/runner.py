@@ -1,7 +1,8 @@
-"""``dlsched verify``: every selected theorem on ``count`` seeded instances, serially or on Dask
-(consecutive instances of a theorem grouped into tasks of about ``TASK_SECONDS``, each instance's
-rows streamed back as its task returns); one JSON line per comparison, resumable after a kill at
-any moment; violations saved, then shrunk to a smallest counterexample.
+"""``dlsched verify``: every selected theorem on ``count`` seeded instances, in this process or
+on Dask (:mod:`dlsched.runner`, the runner ``dlsched sweep`` uses too: consecutive instances of a
+theorem grouped into tasks, each instance's rows streamed back as its task returns); one JSON
+line per comparison, resumable after a kill at any moment; violations saved, then shrunk to a
+smallest counterexample.
 
 The log is :mod:`dlsched.bounds`' (locked for the whole run, each write fsynced, a torn last
 line repaired) and its keys are the sweep's plus the theorem and the sub-case:
@@ -14,9 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,52 +33,27 @@ from dlsched.errors import OptionError
 from dlsched.instances import from_dict, instance_hash, to_dict
 from dlsched.models import MethodOptions
 from dlsched.result import json_safe
+from dlsched.runner import Call, Pool, RunnerOptions, check_scheduler, progress_bar
 from dlsched.solvers.base import SolveOptions
-from dlsched.solvers.deadline import Deadline
 from dlsched.verify.theorem import Measurement, Theorem, registry
 
 LOG = "verify.jsonl"
 COUNTEREXAMPLES = "counterexamples"
 KEY = ("theorem", "case", *SWEEP_KEY)
 
-#: Environment of every worker process: one thread per numerical library (no oversubscription).
-SINGLE_THREAD = {
-    name: "1"
-    for name in (
-        "OMP_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "OPENBLAS_NUM_THREADS",
-        "NUMEXPR_MAX_THREADS",
-    )
-}
 
-#: Dask configuration of the workers the runner starts: one thread per library, and
-#: non-daemonic, since exact routes build large models in a child process under their deadline
-#: (:mod:`dlsched.solvers.deadline`) and a daemonic process may not have children.
-WORKER_CONFIG = {
-    "distributed.nanny.pre-spawn-environ": SINGLE_THREAD,
-    "distributed.worker.daemon": False,
-}
+@dataclass(frozen=True, kw_only=True)
+class VerifyOptions(RunnerOptions):
+    """A verification's instances and solver options; where it runs (``processes``,
+    ``scheduler``, ``task_seconds``, ``progress``) is :class:`~dlsched.runner.RunnerOptions`'."""
 
-#: Wall time a Dask task aims at: consecutive instances of one theorem are grouped into one task
-#: of about this long, from the times their first instances took (:class:`Batcher`). A task of
-#: a few milliseconds costs Dask more than it computes.
-TASK_SECONDS = 0.3
-
-
-@dataclass(frozen=True)
-class VerifyOptions:
     count: int = 10
     first_seed: int = 0  # instance k of a theorem is drawn with seed first_seed + k
     jobs: int | None = None  # instance size (None: each theorem's default)
     gpus: int | None = None
     solve: SolveOptions = field(default_factory=lambda: SolveOptions(time_limit=60.0))
-    workers: int | None = None  # Dask worker processes; None: the machine's cores; 0: serial
-    scheduler: str | None = None  # address of an existing Dask scheduler
     shrink: int = 3  # violations shrunk per (theorem, method)
     shrink_budget: int = 60  # candidate instances tried per shrink
-    progress: bool = True
-    task_seconds: float = TASK_SECONDS  # a Dask task's aim (instances grouped); 0: one each
 
 
 @dataclass
@@ -214,212 +188,16 @@ def shrink_task(theorem: Theorem, data: dict[str, Any], method: str, solve: Solv
     return to_dict(small), row, tries
 
 
-# --- execution --------------------------------------------------------------------------------
-
-Call = tuple[Callable[..., Any], tuple[Any, ...]]
-
-
-def run_calls(calls: Sequence[Call]) -> list[tuple[Any, float]]:
-    """Each call's result with its own wall time, in order (one task: one or more calls)."""
-    out = []
-    for fn, args in calls:
-        started = Deadline.never()
-        result = fn(*args)
-        out.append((result, started.elapsed()))
-    return out
-
-
-class Batcher:
-    """Which consecutive calls form the next task. Calls of the same kind (a theorem) are
-    grouped until the task should last ``target`` seconds, judged from the median time of the
-    last calls of that kind that finished; a kind not seen yet goes one call per task. A task
-    never takes more than 1 / (2 x workers) of the calls not yet submitted, so the last tasks are
-    small and the workers finish together. ``target`` 0: one call per task."""
-
-    def __init__(self, kinds: Sequence[Any], workers: int, target: float = TASK_SECONDS) -> None:
-        self.kinds, self.workers, self.target = list(kinds), max(1, workers), target
-        self.next_index = 0
-        self.seen: dict[Any, list[float]] = {}
-
-    def observe(self, kind: Any, seconds: float) -> None:
-        times = self.seen.setdefault(kind, [])
-        times.append(seconds)
-        del times[:-16]
-
-    def size(self, kind: Any) -> int:
-        times = self.seen.get(kind)
-        if not times or self.target <= 0:
-            return 1
-        typical = sorted(times)[len(times) // 2]
-        share = (len(self.kinds) - self.next_index) // (2 * self.workers)
-        return max(1, min(int(self.target / max(typical, 1e-6)), share))
-
-    def take(self) -> list[int]:
-        """The indices of the next task (empty when every call was taken)."""
-        start = self.next_index
-        if start >= len(self.kinds):
-            return []
-        kind = self.kinds[start]
-        end, limit = start + 1, start + self.size(kind)
-        while end < min(limit, len(self.kinds)) and self.kinds[end] == kind:
-            end += 1
-        self.next_index = end
-        return list(range(start, end))
-
-
-def fork_server(modules: Sequence[str]) -> None:
-    """Start multiprocessing's fork server (once per process; later calls do nothing) with
-    ``modules`` imported and one thread per numerical library, so that the LocalCluster's worker
-    processes, forked from it, start with the families already imported: the imports (seconds,
-    a task costs milliseconds) are paid once instead of once per worker, and no worker imports
-    while the others compute."""
-    import multiprocessing
-    from multiprocessing import forkserver
-
-    multiprocessing.get_context("forkserver").set_forkserver_preload(list(modules))
-    saved = {name: os.environ.get(name) for name in SINGLE_THREAD}
-    os.environ.update(SINGLE_THREAD)
-    try:
-        forkserver.ensure_running()
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def worker_modules(theorems: Iterable[Theorem]) -> list[str]:
-    """The modules that define the theorems' functions (what a worker imports to run them)."""
-    found = set()
+    """The modules a worker imports to measure the theorems: this one and those that define the
+    theorems' functions."""
+    found = {__name__}
     for t in theorems:
         for fn in (t.generate, t.measure, t.bound, t.assumptions, t.shrink):
             module = getattr(fn, "__module__", None)
             if isinstance(module, str) and module != "__main__":
                 found.add(module)
     return sorted(found)
-
-
-def connect(scheduler: str, timeout: float = 10) -> Any:
-    """A Client of the Dask scheduler at ``scheduler``; OptionError naming it if unreachable."""
-    from distributed import Client
-
-    try:
-        return Client(scheduler, timeout=timeout)
-    except (OSError, ValueError, TypeError) as e:
-        raise OptionError("--scheduler", scheduler, f"cannot connect: {e}") from None
-
-
-class Pool:
-    """Where tasks run: in this process (``workers == 0``), or on Dask, the cluster started on
-    first use (a LocalCluster of ``workers`` processes, or the client of ``scheduler``) and
-    shared by every :meth:`map` until the pool is closed."""
-
-    def __init__(self, options: VerifyOptions, preload: Sequence[str] = ()) -> None:
-        self.serial = options.workers == 0 and options.scheduler is None
-        self.workers, self.scheduler = options.workers, options.scheduler
-        self.target = options.task_seconds
-        self.preload = ["distributed", "numpy", __name__, *preload]
-        self.client: Any = None
-        self.cluster: Any = None
-
-    def __enter__(self) -> Pool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def start(self) -> Any:
-        """The Dask client (the cluster started on the first call)."""
-        import logging
-
-        import dask
-        from distributed import Client, LocalCluster
-
-        if self.client is None:
-            with dask.config.set(
-                {**WORKER_CONFIG, "distributed.worker.multiprocessing-method": "forkserver"}
-            ):
-                if self.scheduler is not None:
-                    self.client = connect(self.scheduler)
-                else:
-                    fork_server(self.preload)
-                    self.cluster = LocalCluster(
-                        n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
-                        processes=True, dashboard_address=":0", silence_logs=logging.ERROR,
-                    )  # fmt: skip
-                    self.client = Client(self.cluster)
-        return self.client
-
-    def size(self) -> int:
-        """Worker processes (those connected to the scheduler; 1 in this process)."""
-        if self.serial:
-            return 1
-        return max(1, len(self.start().scheduler_info().get("workers", {})))
-
-    def map(self, calls: Sequence[Call], kinds: Sequence[Any] | None = None,
-            ) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
-        """(index, result) of every call, one list per task as each task finishes; consecutive
-        calls of one kind (``kinds``, default all alike) grouped into tasks (:class:`Batcher`)."""
-        if not calls:
-            return
-        batcher = Batcher(kinds if kinds is not None else [0] * len(calls), self.size(),
-                          self.target)  # fmt: skip
-        if self.serial:
-            while picked := batcher.take():
-                yield self._finished(batcher, picked, run_calls([calls[i] for i in picked]))
-            return
-        yield from self._stream(calls, batcher)
-
-    def _stream(self, calls: Sequence[Call], batcher: Batcher) -> Iterator[list[tuple[int, Any]]]:
-        """Dask: two tasks in flight per worker, the next submitted as each one finishes."""
-        from distributed import as_completed
-
-        client = self.start()
-        running: dict[Any, list[int]] = {}
-        done = as_completed()
-
-        def submit() -> None:
-            if picked := batcher.take():
-                fut = client.submit(run_calls, [calls[i] for i in picked], pure=False)
-                running[fut] = picked
-                done.add(fut)
-
-        for _ in range(2 * batcher.workers):
-            submit()
-        for fut in done:
-            picked = running.pop(fut)
-            results = fut.result()
-            submit()  # before the client's own work on these results
-            yield self._finished(batcher, picked, results)
-
-    @staticmethod
-    def _finished(batcher: Batcher, picked: list[int], results: list[tuple[Any, float]],
-                  ) -> list[tuple[int, Any]]:  # fmt: skip
-        for i, (_, seconds) in zip(picked, results, strict=True):
-            batcher.observe(batcher.kinds[i], seconds)
-        return [(i, result) for i, (result, _) in zip(picked, results, strict=True)]
-
-    def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-        self.client = self.cluster = None
-
-
-def execute(calls: Sequence[Call], options: VerifyOptions) -> Iterator[tuple[int, Any]]:
-    """(index, result) of every call, as each finishes, on a pool of its own."""
-    with Pool(options) as pool:
-        for finished in pool.map(calls):
-            yield from finished
-
-
-def _bar(total: int, desc: str, options: VerifyOptions) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="inst", file=sys.stderr, disable=not options.progress,
-                dynamic_ncols=True, smoothing=0.1)  # fmt: skip
 
 
 # --- the log ----------------------------------------------------------------------------------
@@ -493,8 +271,8 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
     """Run (or resume) a verification into ``directory``: the log ``verify.jsonl``, violations
     and minimal counterexamples under ``counterexamples/``. Returns what this call did. The
     tasks run on ``pool`` when given (left open), else on a pool of ``options``' own."""
-    if pool is None and options.scheduler is not None:  # reachable before anything is written
-        connect(options.scheduler).close()
+    if pool is None:  # the scheduler reachable before anything is written
+        check_scheduler(options)
     drawn = _instances(theorems, options)  # a size a family refuses: nothing written
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
@@ -523,7 +301,7 @@ def _measure(drawn: list[tuple[Theorem, Any]], log: Path, cx: Path, options: Ver
                 todo.append((t, inst))
         calls: list[Call] = [(measure_instance, (t.id, inst, options.solve, t)) for t, inst in todo]
         summary.tasks = len(calls)
-        with _bar(len(calls), "verify", options) as bar:
+        with progress_bar(len(calls), "verify", options) as bar:
             for finished in pool.map(calls, [t.id for t, _ in todo]):
                 text = []
                 for n, rows in finished:
@@ -568,7 +346,7 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
             calls.append((shrink_task, args))
             rows.append(r)
     saved = []
-    with _bar(len(calls), "shrink", options) as bar, ExitStack() as stack:
+    with progress_bar(len(calls), "shrink", options) as bar, ExitStack() as stack:
         own = (
             pool
             if pool is not None
@@ -591,12 +369,11 @@ __all__ = [
     "LOG",
     "Summary",
     "VerifyOptions",
-    "Pool",
-    "execute",
     "measure_instance",
     "read_log",
     "run",
     "shrink",
     "shrink_violations",
     "violates",
+    "worker_modules",
 ]

@@ -21,7 +21,7 @@ With ``trace=PATH`` the jobs come from a trace instead (:func:`.traces.from_para
 (slot 1 s by default); the trace sets the number of jobs (``limit`` caps it), so ``jobs`` is
 not used, and ``seed`` draws each group's model. From the command line::
 
-    dlsched generate ddlwmp --jobs 1 --workers 64 --param trace=t.trace -o t.json
+    dlsched generate ddlwmp --jobs 1 --gpus 64 --param trace=t.trace -o t.json
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def generate(jobs: int, workers: int, seed: int, **params: Any) -> ElasticInstan
     if unknown:
         raise OptionError(unknown[0], params[unknown[0]], f"unknown (known: {', '.join(PARAMS)})")
     jobs = _int("--jobs", jobs, 1, MAX_JOBS)
-    servers = _int("--workers", workers, 1, MAX_SERVERS)
+    servers = _int("--gpus", workers, 1, MAX_SERVERS)
     seed = _int("--seed", seed, 0, 2**32 - 1)
     setting = params.get("setting", "small")
     if setting not in ("small", "paper"):

@@ -63,10 +63,10 @@ def _span(value: Any) -> float:
 def check_size(jobs: Any, workers: Any, seed: Any) -> None:
     """OptionError unless jobs, workers and seed are integers in range."""
     _integer("--jobs", jobs, 1, MAX_CELLS)
-    _integer("--workers", workers, 1, MAX_CELLS)
+    _integer("--gpus", workers, 1, MAX_CELLS)
     _integer("--seed", seed, 0, 2**32 - 1)
     if jobs * workers > MAX_CELLS:
-        raise OptionError("--jobs/--workers", (jobs, workers), f"jobs x workers > {MAX_CELLS}")
+        raise OptionError("--jobs/--gpus", (jobs, workers), f"jobs x workers > {MAX_CELLS}")
 
 
 def _job(n: int, rng: np.random.Generator, gpu_types: list[str], **p: Any) -> HareJob:

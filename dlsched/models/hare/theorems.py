@@ -253,7 +253,7 @@ def sweep(
     base = next(t for t in THEOREMS if t.id == "002-thm4")
     theorem = dataclasses.replace(base, methods=tuple(methods), generate=draw)
     so = solve_options or SolveOptions()
-    opts = VerifyOptions(count=count, first_seed=seed, solve=so, workers=0, progress=False)
+    opts = VerifyOptions(count=count, first_seed=seed, solve=so, processes=0, progress=False)
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(directory) if directory is not None else Path(scratch)
         run([theorem], folder, opts)

@@ -92,12 +92,12 @@ def _number(name: str, value: Any, low: float, high: float) -> float:
 def _check(jobs: Any, workers: Any, seed: Any, params: dict[str, Any]) -> None:
     """OptionError naming the first parameter of :func:`generate` that is out of range."""
     _integer("--jobs", jobs, 1, MAX_CELLS)
-    _integer("--workers", workers, 1, MAX_CELLS)
+    _integer("--gpus", workers, 1, MAX_CELLS)
     if workers < jobs:
-        raise OptionError("--workers", workers, f"must be at least --jobs ({jobs})")
+        raise OptionError("--gpus", workers, f"must be at least --jobs ({jobs})")
     _integer("--seed", seed, 0, 2**32 - 1)
     if jobs * workers > MAX_CELLS:
-        raise OptionError("--jobs/--workers", (jobs, workers), f"jobs x workers > {MAX_CELLS}")
+        raise OptionError("--jobs/--gpus", (jobs, workers), f"jobs x workers > {MAX_CELLS}")
     if params["layout"] not in ("homogeneous", "mixed"):
         raise OptionError("layout", params["layout"], "must be 'homogeneous' or 'mixed'")
     _integer("gpus_per_node", params["gpus_per_node"], 1, MAX_CELLS)

@@ -1,0 +1,285 @@
+"""Where the many-instance commands (``dlsched sweep``, ``dlsched verify``) run their tasks: in
+this process (``processes=0``), on a Dask LocalCluster of ``processes`` worker processes (the
+machine's cores by default) or on an existing scheduler (``scheduler``). Consecutive calls of
+one kind are grouped into tasks of about ``task_seconds`` (:class:`Batcher`) and each task's
+results are streamed back as it finishes, so the caller (who alone writes the log) appends them
+at once.
+
+This module imports neither :mod:`dlsched.bounds` nor :mod:`dlsched.verify`: both import it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dlsched.errors import OptionError
+from dlsched.solvers.deadline import Deadline
+
+#: Environment of every worker process: one thread per numerical library (no oversubscription).
+SINGLE_THREAD = {
+    name: "1"
+    for name in (
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "NUMEXPR_MAX_THREADS",
+    )
+}
+
+#: Dask configuration of the workers the runner starts: one thread per library, and
+#: non-daemonic, since exact routes build large models in a child process under their deadline
+#: (:mod:`dlsched.solvers.deadline`) and a daemonic process may not have children.
+WORKER_CONFIG = {
+    "distributed.nanny.pre-spawn-environ": SINGLE_THREAD,
+    "distributed.worker.daemon": False,
+}
+
+#: Wall time a Dask task aims at: consecutive calls of one kind are grouped into one task of
+#: about this long, from the times their first calls took (:class:`Batcher`). A task of a few
+#: milliseconds costs Dask more than it computes.
+TASK_SECONDS = 0.3
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunnerOptions:
+    """Where tasks run, and whether a progress bar shows it (the same options in every command
+    that runs many instances: ``--processes``, ``--scheduler``, ``--task-seconds``,
+    ``--quiet``)."""
+
+    processes: int | None = None  # Dask worker processes; None: the machine's cores; 0: here
+    scheduler: str | None = None  # address of an existing Dask scheduler
+    task_seconds: float = TASK_SECONDS  # a Dask task's aim (calls grouped); 0: one call each
+    progress: bool = True  # a tqdm bar on stderr
+
+
+#: In this process, no progress bar (what a library call does unless told otherwise).
+IN_PROCESS = RunnerOptions(processes=0, progress=False)
+
+Call = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+def run_calls(calls: Sequence[Call]) -> list[tuple[Any, float]]:
+    """Each call's result with its own wall time, in order (one task: one or more calls)."""
+    out = []
+    for fn, args in calls:
+        started = Deadline.never()
+        result = fn(*args)
+        out.append((result, started.elapsed()))
+    return out
+
+
+class Batcher:
+    """Which consecutive calls form the next task. Calls of the same kind are grouped until the
+    task should last ``target`` seconds, judged from the median time of the last calls of that
+    kind that finished; a kind not seen yet goes one call per task. A task never takes more than
+    1 / (2 x processes) of the calls not yet submitted, so the last tasks are small and the
+    processes finish together. ``target`` 0: one call per task."""
+
+    def __init__(self, kinds: Sequence[Any], processes: int, target: float = TASK_SECONDS) -> None:
+        self.kinds, self.processes, self.target = list(kinds), max(1, processes), target
+        self.next_index = 0
+        self.seen: dict[Any, list[float]] = {}
+
+    def observe(self, kind: Any, seconds: float) -> None:
+        times = self.seen.setdefault(kind, [])
+        times.append(seconds)
+        del times[:-16]
+
+    def size(self, kind: Any) -> int:
+        times = self.seen.get(kind)
+        if not times or self.target <= 0:
+            return 1
+        typical = sorted(times)[len(times) // 2]
+        share = (len(self.kinds) - self.next_index) // (2 * self.processes)
+        return max(1, min(int(self.target / max(typical, 1e-6)), share))
+
+    def take(self) -> list[int]:
+        """The indices of the next task (empty when every call was taken)."""
+        start = self.next_index
+        if start >= len(self.kinds):
+            return []
+        kind = self.kinds[start]
+        end, limit = start + 1, start + self.size(kind)
+        while end < min(limit, len(self.kinds)) and self.kinds[end] == kind:
+            end += 1
+        self.next_index = end
+        return list(range(start, end))
+
+
+def fork_server(modules: Sequence[str]) -> None:
+    """Start multiprocessing's fork server (once per process; later calls do nothing) with
+    ``modules`` imported and one thread per numerical library, so that the LocalCluster's worker
+    processes, forked from it, start with the families already imported: the imports (seconds,
+    a task costs milliseconds) are paid once instead of once per worker, and no worker imports
+    while the others compute."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(modules))
+    saved = {name: os.environ.get(name) for name in SINGLE_THREAD}
+    os.environ.update(SINGLE_THREAD)
+    try:
+        forkserver.ensure_running()
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def connect(scheduler: str, timeout: float = 10) -> Any:
+    """A Client of the Dask scheduler at ``scheduler``; OptionError naming it if unreachable."""
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout=timeout)
+    except (OSError, ValueError, TypeError) as e:
+        raise OptionError("--scheduler", scheduler, f"cannot connect: {e}") from None
+
+
+class Pool:
+    """Where tasks run: in this process (``processes == 0``), or on Dask, the cluster started
+    on first use (a LocalCluster of ``processes`` processes, or the client of ``scheduler``)
+    and shared by every :meth:`map` until the pool is closed. ``preload``: the modules a worker
+    needs (imported once, by the fork server the LocalCluster's workers are forked from)."""
+
+    def __init__(self, options: RunnerOptions, preload: Sequence[str] = ()) -> None:
+        self.serial = options.processes == 0 and options.scheduler is None
+        self.processes, self.scheduler = options.processes, options.scheduler
+        self.target = options.task_seconds
+        self.preload = list(dict.fromkeys(["distributed", "numpy", __name__, *preload]))
+        self.client: Any = None
+        self.cluster: Any = None
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> Any:
+        """The Dask client (the cluster started on the first call)."""
+        import logging
+
+        import dask
+        from distributed import Client, LocalCluster
+
+        if self.client is None:
+            with dask.config.set(
+                {**WORKER_CONFIG, "distributed.worker.multiprocessing-method": "forkserver"}
+            ):
+                if self.scheduler is not None:
+                    self.client = connect(self.scheduler)
+                else:
+                    fork_server(self.preload)
+                    self.cluster = LocalCluster(
+                        n_workers=self.processes or os.cpu_count() or 1, threads_per_worker=1,
+                        processes=True, dashboard_address=":0", silence_logs=logging.ERROR,
+                    )  # fmt: skip
+                    self.client = Client(self.cluster)
+        return self.client
+
+    def size(self) -> int:
+        """Worker processes (those connected to the scheduler; 1 in this process)."""
+        if self.serial:
+            return 1
+        return max(1, len(self.start().scheduler_info().get("workers", {})))
+
+    def map(self, calls: Sequence[Call], kinds: Sequence[Any] | None = None,
+            ) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
+        """(index, result) of every call, one list per task as each task finishes; consecutive
+        calls of one kind (``kinds``, default all alike) grouped into tasks (:class:`Batcher`).
+        A call that raises stops the map with its exception (tasks already yielded stay)."""
+        if not calls:
+            return
+        batcher = Batcher(kinds if kinds is not None else [0] * len(calls), self.size(),
+                          self.target)  # fmt: skip
+        if self.serial:
+            while picked := batcher.take():
+                yield self._finished(batcher, picked, run_calls([calls[i] for i in picked]))
+            return
+        yield from self._stream(calls, batcher)
+
+    def _stream(self, calls: Sequence[Call], batcher: Batcher) -> Iterator[list[tuple[int, Any]]]:
+        """Dask: two tasks in flight per process, the next submitted as each one finishes."""
+        from distributed import as_completed
+
+        client = self.start()
+        running: dict[Any, list[int]] = {}
+        done = as_completed()
+
+        def submit() -> None:
+            if picked := batcher.take():
+                fut = client.submit(run_calls, [calls[i] for i in picked], pure=False)
+                running[fut] = picked
+                done.add(fut)
+
+        for _ in range(2 * batcher.processes):
+            submit()
+        try:
+            for fut in done:
+                picked = running.pop(fut)
+                results = fut.result()
+                submit()  # before the client's own work on these results
+                yield self._finished(batcher, picked, results)
+        finally:  # stopped early (an error, or the caller's): nothing left running
+            for fut in running:
+                fut.cancel()
+
+    @staticmethod
+    def _finished(batcher: Batcher, picked: list[int], results: list[tuple[Any, float]],
+                  ) -> list[tuple[int, Any]]:  # fmt: skip
+        for i, (_, seconds) in zip(picked, results, strict=True):
+            batcher.observe(batcher.kinds[i], seconds)
+        return [(i, result) for i, (result, _) in zip(picked, results, strict=True)]
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+        self.client = self.cluster = None
+
+
+def execute(calls: Sequence[Call], options: RunnerOptions) -> Iterator[tuple[int, Any]]:
+    """(index, result) of every call, as each finishes, on a pool of its own."""
+    with Pool(options) as pool:
+        for finished in pool.map(calls):
+            yield from finished
+
+
+def check_scheduler(options: RunnerOptions) -> None:
+    """OptionError now, before anything is written, when ``options.scheduler`` is unreachable."""
+    if options.scheduler is not None:
+        connect(options.scheduler).close()
+
+
+def progress_bar(total: int, desc: str, options: RunnerOptions, unit: str = "inst") -> Any:
+    """A tqdm bar on stderr (disabled unless ``options.progress``)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not options.progress,
+                dynamic_ncols=True, smoothing=0.1)  # fmt: skip
+
+
+__all__ = [
+    "IN_PROCESS",
+    "SINGLE_THREAD",
+    "TASK_SECONDS",
+    "WORKER_CONFIG",
+    "Batcher",
+    "Call",
+    "Pool",
+    "RunnerOptions",
+    "check_scheduler",
+    "connect",
+    "execute",
+    "fork_server",
+    "progress_bar",
+    "run_calls",
+]
