@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -293,14 +292,18 @@ def test_list_scheduling_past_the_limit_returns_no_schedule(monkeypatch):
     assert out.details["lp_value"] is not None
 
 
-def _stuck(*args):  # type: ignore[no-untyped-def]
-    time.sleep(60)
-
-
 def test_an_lp_killed_at_the_limit_leaves_release_order_list_scheduling(monkeypatch):
+    """The LP's child killed where its fork ends (two graces before the limit, on a fake
+    clock): what is left serves the list schedule in release order."""
     inst = load(TOY)
-    monkeypatch.setattr(methods, "_time_indexed", _stuck)
-    out = run_method(inst, "lp-alpha", options(0.3))
+    clock = FakeClock()
+
+    def killed(instance, opts):  # type: ignore[no-untyped-def]
+        clock.advance(opts.deadline.for_fork().left())  # killed where the fork ends
+        return None, None
+
+    monkeypatch.setattr(methods, "solve_relaxation", killed)
+    out = run_method(inst, "lp-alpha", options(0.3, clock))
     assert out.status == Status.TIME_LIMIT and out.bound is None
     assert out.details["lp_value"] is None
     assert out.details["order_from"].startswith("release")
