@@ -11,6 +11,8 @@ ONLINE_DEMO = (
     "hlas",
     "hlas-any",
     "hlas-p",
+    "hlas-lp",
+    "hlas-lp-random",
     "online-fifo",
     "2d-las",
     "sched-homo-unit",

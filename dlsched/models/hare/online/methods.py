@@ -30,12 +30,18 @@ from .common import OnlineHare, average_jct, run_policy
 from .grouping import Groups, group_gpus
 from .hlas import HLAS, QUEUES, Thresholds, default_quantum, make_thresholds
 from .predictors import PREDICTOR_PARAMS, make_predictor
+from .rounding import GUARANTEE, RELAXATION, ROUNDINGS, lp_grouping
 
 #: ``grouping="auto"`` solves GPU_Grouping exactly up to this many GPUs, greedily above.
 EXACT_GROUPING_GPUS = 16
 
 _THRESHOLD_PARAMS = ("queues", "quantum", "spacing", "thresholds")
 _HLAS_PARAMS = ("groups", "grouping", "group_idle", *_THRESHOLD_PARAMS)
+#: The groupings ``grouping=`` names: the MILP, the greedy rule, or a rounding of the MILP's LP
+#: relaxation (:mod:`.rounding`; seeded by the method's seed).
+GROUPINGS = ("auto", "exact", "greedy", *ROUNDINGS)
+#: The LP-rounding HLAS methods' parameters: their grouping is their name's.
+_LP_PARAMS = tuple(p for p in _HLAS_PARAMS if p != "grouping")
 
 
 def _thresholds(options: MethodOptions, auto_quantum: float) -> Thresholds:
@@ -53,29 +59,33 @@ def _thresholds(options: MethodOptions, auto_quantum: float) -> Thresholds:
     )
 
 
-def _grouping(instance: HareInstance, options: MethodOptions) -> tuple[Groups, dict[str, Any]]:
-    how = options.param("grouping", "auto")
+def _grouping(
+    instance: HareInstance, options: MethodOptions, default: str = "auto"
+) -> tuple[Groups, dict[str, Any]]:
+    how = options.param("grouping", default)
     if how == "auto":
         how = "exact" if instance.num_gpus <= EXACT_GROUPING_GPUS else "greedy"
-    if how not in ("exact", "greedy"):
-        raise OptionError("grouping", how, "expected auto, exact or greedy")
+    if how not in GROUPINGS:
+        raise OptionError("grouping", how, f"expected {', '.join(GROUPINGS)}")
     grouping = options.deadline.share(GROUPING_SHARE)  # the simulation follows it
-    res = group_gpus(instance, options.param("groups"), how, options.solve, deadline=grouping)
+    solve = lp_grouping if how in ROUNDINGS else group_gpus
+    res = solve(instance, options.param("groups"), how, options.solve, deadline=grouping)
     info = {
         "grouping": res.method,
         "groups": [[instance.gpus[g] for g in grp] for grp in res.groups],
         "grouping_spread": res.spread,
         "grouping_status": str(res.status),
         "grouping_bound": res.bound,
+        **(res.info if how in ROUNDINGS else {}),  # lp_value, lp_status (seed, samples)
     }
     return res.groups, info
 
 
 def _hlas(
-    with_predictor: bool, group_idle: str = "all"
+    with_predictor: bool, group_idle: str = "all", grouping: str = "auto"
 ) -> Callable[[HareInstance, MethodOptions], tuple[Any, dict]]:
     def build(instance: HareInstance, options: MethodOptions) -> tuple[OnlineHare, dict]:
-        groups, info = _grouping(instance, options)
+        groups, info = _grouping(instance, options, grouping)
         th = _thresholds(options, default_quantum(instance, groups))
         predictor = None
         if with_predictor:
@@ -124,6 +134,13 @@ def _online(name: str, build: Callable[..., tuple[OnlineHare, dict]]) -> Callabl
     return run
 
 
+def _hlas_lp(name: str, how: str, summary: str) -> Method:
+    """HLAS on the grouping that rounding ``how`` makes of GPU_Grouping's LP relaxation; its
+    ``lp_value`` bounds the grouping's spread, not the weighted completion time."""
+    run = _online(name, _hlas(False, grouping=how))
+    return Method(name, run, summary, params=_LP_PARAMS, rounds=RELAXATION, guarantee=GUARANTEE)
+
+
 def _with_details(out: Outcome, extra: dict[str, Any]) -> Outcome:
     from dataclasses import replace
 
@@ -149,6 +166,18 @@ ONLINE_METHODS: dict[str, Method] = method_table(
         "online: HLAS-P with a pluggable predictor "
         "(predictor=history|conservative|oracle|none|hint, or a Predictor object)",
         params=(*_HLAS_PARAMS, "predictor", *PREDICTOR_PARAMS),
+    ),
+    _hlas_lp(
+        "hlas-lp",
+        "lp-round",
+        "HLAS on GPU_Grouping's LP relaxation rounded: each GPU to its largest z_mu, "
+        "empty groups repaired (lp_value: the LP's spread)",
+    ),
+    _hlas_lp(
+        "hlas-lp-random",
+        "lp-random",
+        "HLAS on GPU_Grouping's LP relaxation rounded at random (seeded): the least spread "
+        "of 20 draws, empty groups repaired (lp_value: the LP's spread)",
     ),
     Method(
         "online-fifo",
