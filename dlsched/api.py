@@ -178,9 +178,7 @@ def compare(
     records = compare_records(inst, names, reference, options)
     if not as_frame:
         return records
-    frame = to_frame(records)
-    frame["jobs"] = inst.num_jobs
-    return frame
+    return to_frame(records)
 
 
 def verify(

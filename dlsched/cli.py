@@ -187,9 +187,14 @@ def _check_plottable(family: Any, path: Path) -> None:
 
 
 def _save_plot(family: Any, inst: Any, outcome: Any, path: Path, shown: str) -> None:
-    """The picture, with a failure (disk full, a broken picture format) as one line."""
+    """The picture of a solution (:func:`_save_picture`)."""
+    _save_picture(lambda: family.plot(inst, outcome, path), shown)
+
+
+def _save_picture(draw: Callable[[], Any], shown: str) -> None:
+    """``draw()`` saves a picture; a failure (disk full, a broken picture format) is one line."""
     try:
-        family.plot(inst, outcome, path)
+        draw()
     except OSError as e:
         raise OptionError("--plot", _short(shown), e.strerror or str(e)) from None
     except (RuntimeError, ValueError) as e:  # matplotlib's, e.g. a missing TeX engine
@@ -313,6 +318,9 @@ def _add_compare(sub: Any) -> None:
     _add_time_limit(c)
     c.add_argument("--seed", type=SEED, default=0)
     c.add_argument("--json", action="store_true")
+    c.add_argument(
+        "--plot", default=None, metavar="FILE", help="save each method's ratio as a bar chart"
+    )
 
 
 def _add_sweep(sub: Any) -> None:
@@ -328,6 +336,12 @@ def _add_sweep(sub: Any) -> None:
     w.add_argument("--counterexamples", default="counterexamples")
     _add_runner(w)
     w.add_argument("-o", "--output", required=True, help="JSON-lines file (appended)")
+    w.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE",
+        help="save the ratios of every record in the file against the instances' jobs",
+    )
 
 
 def _add_verify(sub: Any) -> None:
@@ -514,6 +528,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from dlsched.result import json_safe
     from dlsched.solvers.progress import heartbeat
 
+    plot = None if args.plot is None else _check_output("--plot", args.plot, _picture_formats())
     inst = _load(args.instance)
     names = _methods_arg(args.methods)
     check_methods(inst.family, names, args.reference)  # before any solving
@@ -525,7 +540,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(json.dumps([json_safe(r.to_json()) for r in rows], indent=1))
     else:
         print(format_table(rows))
+    if plot is not None:
+        _save_ratios([r.to_json() for r in rows], plot, args.plot)
     return 0
+
+
+def _save_ratios(records: list[dict[str, Any]], path: Path, shown: str) -> None:
+    """Comparison records' ratios drawn (:func:`dlsched.plotting.plot_ratios`) to ``path``."""
+    import pandas as pd
+
+    from dlsched.plotting import plot_ratios, save
+
+    _save_picture(lambda: save(plot_ratios(pd.DataFrame(records)), path), shown)
 
 
 def _check_seed_range(args: argparse.Namespace) -> None:
@@ -544,6 +570,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from dlsched.solvers.base import SolveOptions
 
     _check_output("-o", args.output, special=False)  # read, locked and appended to
+    plot = None if args.plot is None else _check_output("--plot", args.plot, _picture_formats())
     _check_lengths("--counterexamples", args.counterexamples)
     _check_seed_range(args)
     family = families.get(args.family)
@@ -569,6 +596,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             f"  {r.instance} {r.method}: ratio {r.ratio:.4f} > {r.guarantee_name} = "
             f"{r.guarantee:.4f} (saved under {args.counterexamples}/)"
         )
+    if plot is not None:
+        from dlsched.bounds.log import read_records
+
+        _save_ratios(read_records(Path(args.output)), plot, args.plot)
     return 0
 
 

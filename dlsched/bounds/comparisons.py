@@ -37,6 +37,7 @@ class Comparison:
     guarantee_name: str | None
     guarantee: float | None
     holds: bool | None  # ratio <= guarantee (None when unknown)
+    jobs: int | None = None  # the instance's size, what ratios are drawn against
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = json_safe(asdict(self))
@@ -85,6 +86,7 @@ def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
         guarantee_name=g.name if g else None,
         guarantee=bound,
         holds=holds,
+        jobs=getattr(instance, "num_jobs", None),
     )
 
 

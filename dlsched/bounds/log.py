@@ -59,6 +59,16 @@ def parse_record(path: Path, lineno: int, line: bytes) -> dict[str, Any]:
     return record
 
 
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every record of a sweep log (a torn last line, left by a killed sweep, is skipped)."""
+    lines = path.read_bytes().split(b"\n")
+    records = []
+    for n, line in enumerate(lines, 1):
+        if line.strip() and not (n == len(lines) and _as_record(line) is None):
+            records.append(parse_record(path, n, line))
+    return records
+
+
 def _as_record(line: bytes) -> dict[str, Any] | None:
     try:
         record = json.loads(line)
@@ -118,4 +128,4 @@ def append_line(fd: int, line: str) -> None:
     os.fsync(fd)
 
 
-__all__ = ["append_line", "locked_log", "parse_record", "repair_tail"]
+__all__ = ["append_line", "locked_log", "parse_record", "read_records", "repair_tail"]
