@@ -110,16 +110,13 @@ def check_mapping(instance: DdlwmpInstance, sol: JobMapping) -> MappingEvaluatio
     return MappingEvaluation(float(sum(alphas)), tuple(alphas))
 
 
-def _capacity(
-    instance: DdlwmpInstance, spans: list[tuple[int, int, dict[int, int]]], cap: int
-) -> None:
+def _capacity(instance: DdlwmpInstance, spans: _Spans, cap: int) -> None:
     """Constraint (3) by a sweep over slot boundaries per resource (ends before starts), all
     at once: sorted by (resource, slot, start), the running sum of the amounts is each
     resource's load, since every resource's amounts add up to 0."""
-    rows = [(m, a, b, u) for a, b, usage in spans for m, u in usage.items()]
-    if not rows:
+    if not spans.res:
         return
-    m, a, b, u = (np.array(col, dtype=np.int64) for col in zip(*rows, strict=True))
+    m, a, b, u = (np.array(col, dtype=np.int64) for col in spans.columns())
     res, slot = np.concatenate([m, m]), np.concatenate([a, b])
     kind = np.concatenate([np.ones_like(a), np.zeros_like(b)])
     order = np.lexsort((kind, slot, res))
@@ -130,6 +127,26 @@ def _capacity(
         raise _fail(
             instance, f"server {res[k]} hosts {load[over[0]]} > {cap} GPUs at slot {slot[k]}"
         )
+
+
+class _Spans:
+    """What each job holds: (resource, first slot, end slot, amount), column by column."""
+
+    def __init__(self) -> None:
+        self.res: list[int] = []
+        self.start: list[int] = []
+        self.end: list[int] = []
+        self.amount: list[int] = []
+
+    def add(self, first: int, end: int, usage: dict[int, int]) -> None:
+        for m, u in usage.items():
+            self.res.append(m)
+            self.start.append(first)
+            self.end.append(end)
+            self.amount.append(u)
+
+    def columns(self) -> tuple[list[int], ...]:
+        return self.res, self.start, self.end, self.amount
 
 
 def _start_slot(instance: DdlwmpInstance, job: Job, t: float) -> int:
@@ -161,7 +178,7 @@ def check_schedule(instance: DdlwmpInstance, sol: Schedule) -> ScheduleEvaluatio
     n, c = instance.num_jobs, instance.cluster
     if len(sol.starts) != n or len(sol.placements) != n:
         raise _fail(instance, f"schedule lists {len(sol.starts)} starts for {n} jobs")
-    alphas, spans = [], []
+    alphas, spans = [], _Spans()
     known: dict[Any, float] = {}
     good: set[Any] = set()
     for i, (job, t, p) in enumerate(zip(instance.jobs, sol.starts, sol.placements, strict=True)):
@@ -171,7 +188,7 @@ def check_schedule(instance: DdlwmpInstance, sol: Schedule) -> ScheduleEvaluatio
         a = known.get(key)
         if a is None:
             a = known[key] = alpha_ms(job, c, p)
-        spans.append((k, k + busy_slots(run_seconds(job, a), c.slot_s), usage))
+        spans.add(k, k + busy_slots(run_seconds(job, a), c.slot_s), usage)
         alphas.append(a)
     _capacity(instance, spans, c.gpus_per_server)
     return _evaluation(instance, sol.starts, alphas)
@@ -185,7 +202,7 @@ def check_pooled(instance: DdlwmpInstance, sol: PooledSchedule) -> ScheduleEvalu
     n, c = instance.num_jobs, instance.cluster
     if len(sol.starts) != n:
         raise _fail(instance, f"schedule lists {len(sol.starts)} starts for {n} jobs")
-    alphas, spans = [], []
+    alphas, spans = [], _Spans()
     known: dict[tuple[int, str], tuple[float, int]] = {}
     for job, t in zip(instance.jobs, sol.starts, strict=True):
         k = _start_slot(instance, job, t)
@@ -193,7 +210,7 @@ def check_pooled(instance: DdlwmpInstance, sol: PooledSchedule) -> ScheduleEvalu
         if shape is None:
             shape = known[id(job.stages), job.allreduce] = (alpha_tilde_min(job, c)[0], job.gpus)
         a, g = shape
-        spans.append((k, k + busy_slots(run_seconds(job, a), c.slot_s), {0: g}))
+        spans.add(k, k + busy_slots(run_seconds(job, a), c.slot_s), {0: g})
         alphas.append(a)
     _capacity(instance, spans, c.total_gpus)
     return _evaluation(instance, sol.starts, alphas)

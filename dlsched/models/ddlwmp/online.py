@@ -128,6 +128,7 @@ class ClusterPolicy:
             tuple[int, tuple[int, ...]], tuple[tuple[tuple[int, ...], ...], float]
         ] = {}
         self._timers: set[float] = set()
+        self._placements: dict[Placement, Placement] = {}
 
     # --- placement ---------------------------------------------------------------------------
     def caps(self, need: int, most: bool) -> list[tuple[int, int]]:
@@ -175,9 +176,12 @@ class ClusterPolicy:
             self._map_cache[key] = (rows, alpha_ms(job, self.inst.cluster, local))
         cached, alpha = self._map_cache[key]
         if len(caps) == 1:
-            return ((caps[0][0], cached[0]),), alpha
-        placement = tuple(sorted((m, r) for (m, _), r in zip(caps, cached, strict=True) if any(r)))
-        return placement, alpha
+            placement: Placement = ((caps[0][0], cached[0]),)
+        else:
+            placement = tuple(
+                sorted((m, r) for (m, _), r in zip(caps, cached, strict=True) if any(r))
+            )
+        return self._placements.setdefault(placement, placement), alpha  # equal ones kept once
 
     def start(self, i: int, placement: Placement, alpha: float) -> Activity:
         if self.deadline.passed():

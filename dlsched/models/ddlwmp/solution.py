@@ -20,8 +20,16 @@ if TYPE_CHECKING:
     from dlsched.models.ddlwmp.instance import DdlwmpInstance
 
 
-def _rows(p: Placement) -> dict[str, list[int]]:
-    return {str(m): list(row) for m, row in p}
+def _rows(p: Placement, lists: dict[Any, Any] | None = None) -> dict[str, list[int]]:
+    """A placement as JSON: ``{server: counts}``; ``lists`` keeps one server name and one
+    list of counts for equal ones (a schedule of 150,000 jobs repeats them)."""
+    if lists is None:
+        return {str(m): list(row) for m, row in p}
+    out = {}
+    for m, row in p:
+        name = lists.get(m) or lists.setdefault(m, str(m))
+        out[name] = lists.get(row) or lists.setdefault(row, list(row))
+    return out
 
 
 @dataclass(frozen=True)
@@ -47,9 +55,13 @@ class Schedule:
 
     def to_json(self, instance: DdlwmpInstance) -> dict[str, Any]:
         rows: dict[Placement, dict[str, list[int]]] = {}  # equal placements written once
+        lists: dict[Any, Any] = {}
         return {
             "jobs": {
-                j.name: {"start": t, "placement": rows.get(p) or rows.setdefault(p, _rows(p))}
+                j.name: {
+                    "start": t,
+                    "placement": rows.get(p) or rows.setdefault(p, _rows(p, lists)),
+                }
                 for j, t, p in zip(instance.jobs, self.starts, self.placements, strict=True)
             }
         }
