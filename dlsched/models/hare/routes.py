@@ -38,7 +38,6 @@ from .relaxation import (
 )
 from .rounding import GPU_RULES, H_RULES, algorithm1, list_schedule, priority_order
 from .scaling import objective_unit, scale_data
-from .special import is_single_task_case, solve_single_task  # with the family, not in a limit
 
 #: The exact method's routes (``--param route=``, the default first); ``highs`` is accepted
 #: as another name of ``milp``.
@@ -168,6 +167,8 @@ def run_exact_special(
     instance: HareInstance, options: MethodOptions, name: str = "exact"
 ) -> Outcome:
     """R || sum w_j C_j (one task per job, common arrival): assignment model, see special.py."""
+    from .special import solve_single_task
+
     solved = solve_single_task(instance, options.solve, deadline=options.deadline)
     return _route_outcome(instance, name, options.deadline, solved)
 
@@ -177,6 +178,8 @@ def run_exact(instance: HareInstance, options: MethodOptions) -> Outcome:
     otherwise the pipeline with the strategy it chooses (branch and bound first on small
     instances, then CP-SAT); cpsat (the CP-SAT stages only) | milp (highs) | special force a
     route. ``backend`` is the route's former name (deprecated)."""
+    from .special import is_single_task_case
+
     route = options.route("hare exact", ROUTES, {"highs": "milp"})
     if route == "auto":
         if not is_single_task_case(instance):
