@@ -5,7 +5,7 @@
     dlsched methods FAMILY
     dlsched generate FAMILY --jobs S --gpus K --seed N -o FILE
     dlsched compare INSTANCE --methods A,B,... [--reference exact] [--json]
-    dlsched sweep FAMILY --count N --jobs S --gpus K --methods A,B [--processes P |
+    dlsched sweep FAMILY --count N --jobs S --gpus K --methods A,B [--param K=V] [--processes P |
                   --scheduler ADDRESS] -o FILE.jsonl
     dlsched verify [THEOREM ...] --count N [--processes P | --scheduler ADDRESS] -o DIR
     dlsched demo
@@ -14,7 +14,9 @@
 ``--processes`` the number of Dask worker processes of ``sweep`` and ``verify`` (default: the
 machine's cores; 0: in this process); the old ``--workers`` is refused with a line saying so.
 
-INSTANCE is a path to a JSON file or a bundled name such as ``placement/liu2024-motivating``.
+INSTANCE is a path to a JSON file (full or compact), a Parquet file, a trace (ddlwmp: PAI's
+``pai_job_table.csv``, Gavel's ``.trace``; docs/traces.md) or a bundled name such as
+``placement/liu2024-motivating``.
 Bad instances and impossible options exit with status 2 and a one-line message; output paths
 (``-o``, ``--plot``) are checked before any solving. Limits: ``--time-limit`` at most
 :data:`MAX_TIME_LIMIT` seconds, ``--threads`` at most :data:`MAX_THREADS`, seeds in
@@ -282,7 +284,7 @@ def _add_param(parser: Any, what: str) -> None:
 
 def _add_solve(sub: Any) -> None:
     s = sub.add_parser("solve", help="solve an instance with a method")
-    s.add_argument("instance", help="path to a JSON instance or a bundled name")
+    s.add_argument("instance", help="an instance file (JSON, Parquet), a trace or a bundled name")
     s.add_argument("--method", required=True, help="method name (see `dlsched methods FAMILY`)")
     _add_time_limit(s)
     s.add_argument("--seed", type=SEED, default=0)
@@ -335,6 +337,7 @@ def _add_sweep(sub: Any) -> None:
     _add_time_limit(w)
     w.add_argument("--counterexamples", default="counterexamples")
     _add_runner(w)
+    _add_param(w, "generator parameter, as for generate (ddlwmp: trace=FILE reads a trace)")
     w.add_argument("-o", "--output", required=True, help="JSON-lines file (appended)")
     w.add_argument(
         "--plot",
@@ -564,6 +567,7 @@ def _check_seed_range(args: argparse.Namespace) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from dlsched import families
+    from dlsched.api import generate
     from dlsched.bounds import check_methods, sweep
     from dlsched.models import MethodOptions
     from dlsched.runner import RunnerOptions
@@ -575,8 +579,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     _check_seed_range(args)
     family = families.get(args.family)
     check_methods(args.family, _methods_arg(args.methods), args.reference)
+    params = _params(args, generate)
     instances = (
-        family.generate(args.jobs, args.gpus, seed)
+        family.generate(args.jobs, args.gpus, seed, **params)
         for seed in range(args.first_seed, args.first_seed + args.count)
     )
     opts = MethodOptions(solve=SolveOptions(time_limit=args.time_limit))

@@ -434,3 +434,22 @@ def test_a_header_row_may_order_the_columns(tmp_path: Path) -> None:
     inst = load(_broken_pai(tmp_path, jobs, tasks))
     assert [(j.gpus, j.user) for j in inst.jobs] == [(2, "u1")]
     _iterations_match_duration(inst.jobs[0], 590.0, inst.cluster)  # 700 - the launch at 110
+
+
+def test_sweep_reads_a_trace_through_the_generator(tmp_path: Path, capsys) -> None:
+    log = tmp_path / "log.jsonl"
+    argv = ["sweep", "ddlwmp", "--count", "2", "--jobs", "1", "--gpus", "32", "--processes", "0"]
+    argv += ["--param", f"trace={PAI / 'pai_job_table.csv'}", "--param", "limit=12"]
+    argv += ["--methods", "a-srpt,wcs-subtime", "--reference", "srpt-bound", "-o", str(log)]
+    argv += ["--quiet", "--counterexamples", str(tmp_path / "c")]
+    code, _, err = _cli(capsys, *argv)
+    assert code == 0, err
+    records = [json.loads(ln) for ln in log.read_text().splitlines()]
+    # 2 seeds (each draws the groups' models anew) x (the reference and 2 methods)
+    assert sorted(r["method"] for r in records) == sorted(
+        ["srpt-bound", "a-srpt", "wcs-subtime"] * 2
+    )
+    assert {r["instance"] for r in records} == {"pai_job_table"}
+    assert len({r["instance_hash"] for r in records}) == 2
+    code, _, err = _cli(capsys, *argv, "--param", "seed=3")  # seeds come from --first-seed
+    assert code == 2 and "seed" in err
