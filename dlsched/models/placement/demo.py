@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-HEURISTICS = ("has", "jps", "optimus", "optimus-lb", "las")
+HEURISTICS = ("has", "jps", "optimus", "optimus-lb", "las", "lp-round", "lp-random")
 
 
 def pairs(quick: bool) -> list[tuple[str, Sequence[str]]]:

@@ -222,6 +222,13 @@ def run_exhaustive(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     )
 
 
+#: What ``lp-round`` and ``lp-random`` round (:mod:`.rounding`, imported when they run).
+_P1_RELAXATION = (
+    "continuous relaxation of P1 (8)/(14): n_ig, K_i, spans in [0, 1], t_i >= T_i|Pi_i|/V_i "
+    "by tangents (TPDS 2024)"
+)
+
+
 METHODS: dict[str, Method] = method_table(
     Method(
         "exact",
@@ -257,4 +264,20 @@ METHODS: dict[str, Method] = method_table(
     Method("optimus-lb", run_optimus_lb, "Optimus greedy, proportional split", False),
     Method("las", run_las, "LAS max-min fair placement (Tiresias)", False),
     Method("exhaustive", run_exhaustive, "all S^K worker selections", True),
+    Method(
+        "lp-round",
+        "dlsched.models.placement.rounding:run_lp_round",
+        "P1's continuous relaxation (tangent cuts) rounded: largest remainders per worker "
+        "group, jobs without a worker repaired (lp_value: the relaxation's, a bound)",
+        rounds=_P1_RELAXATION,
+        guarantee="none",
+    ),
+    Method(
+        "lp-random",
+        "dlsched.models.placement.rounding:run_lp_random",
+        "P1's continuous relaxation rounded at random (seeded systematic sampling per worker "
+        "group): the least average JCT of 20 draws, repaired",
+        rounds=_P1_RELAXATION,
+        guarantee="none",
+    ),
 )
