@@ -448,10 +448,25 @@ def _outcome_lines(outcome: Any, inst: Any) -> list[str]:
     ]
     if outcome.details.get("reason"):
         lines.append(f"reason     {outcome.details['reason']}")
+    lines += _flow_lines(outcome.details)
     sol = outcome.to_json(inst).get("solution")
     if isinstance(sol, dict) and "jobs" in sol:
         lines += [f"  {name}: {ws}" for name, ws in sol["jobs"].items()]
     return lines
+
+
+def _flow_lines(details: Any) -> list[str]:
+    """The total flow time of an online schedule, beside its certified lower bound and the
+    gap when the method gives them (the objective, a sum of completion times, is dominated
+    by the releases on a long trace)."""
+    if details.get("flow_time_s") is None:
+        return []
+    line = f"flow time  {_number(details['flow_time_s'])}"
+    if details.get("flow_time_bound_s") is not None:
+        gap = details.get("flow_time_gap")
+        shown = "-" if gap is None else f"{gap:.2%}"
+        line += f"  (bound {_number(details['flow_time_bound_s'])}, gap {shown})"
+    return [line]
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
