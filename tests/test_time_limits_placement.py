@@ -16,7 +16,7 @@ from fake_clock import FakeClock, record_time_limits, takes_time
 
 from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
-from dlsched.models.placement import columns, exact, heuristics, methods
+from dlsched.models.placement import columns, exact, heuristics, routes
 from dlsched.models.placement.categories import algorithm1
 from dlsched.models.placement.check import check_placement
 from dlsched.models.placement.evaluate import Evaluator
@@ -180,8 +180,8 @@ def test_jps_samples_a_rear_of_psi_beyond_64_bit_integers():
 def test_las_hands_each_lp_what_is_left(monkeypatch):
     """LAS solves two LPs: the second gets the limit less what the first took."""
     clock = FakeClock()
-    handed = record_time_limits(monkeypatch, methods, "solve")
-    takes_time(monkeypatch, clock, 3.0, methods, "solve")
+    handed = record_time_limits(monkeypatch, routes, "solve")
+    takes_time(monkeypatch, clock, 3.0, routes, "solve")
     out = run_method(load(SMALL), "las", options(10.0, clock))
     assert handed == [10.0, 7.0]
     assert out.status == Status.FEASIBLE
