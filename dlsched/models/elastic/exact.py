@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import pyomo.environ as pyo
+from typing import TYPE_CHECKING
 
 from dlsched.models.elastic.enumerate import Config, Gamma
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.solution import ElasticSchedule
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ def build_packing(
     also has an artificial column ``art[j]`` of that cost using no resource (a restricted master
     of column generation stays feasible).
     """
+    import pyomo.environ as pyo  # when a model is built (the heuristics import this module)
+
     m = pyo.ConcreteModel(name=f"elastic-packing-{inst.name}")
     m.COLS = pyo.RangeSet(0, len(columns) - 1)
     m.JOBS = pyo.RangeSet(0, inst.num_jobs - 1)
