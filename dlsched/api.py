@@ -193,6 +193,8 @@ def verify(
     out: str | os.PathLike[str] | None = None,
     processes: int | None = 0,
     scheduler: str | None = None,
+    search: bool = False,
+    budget: float | None = None,
 ) -> pd.DataFrame:
     """Check the papers' theorems (``dlsched verify``) on ``count`` seeded instances each:
     ``theorems`` are ids or prefixes (``"002"``, ``"000-has"``; all if none), ``jobs`` and
@@ -202,6 +204,11 @@ def verify(
     (shrunk) go to the folder ``out``, resumed if it holds a run already; with no ``out``, to a
     temporary folder removed afterwards. Returns the log's rows: one per instance, method and
     case, ``holds`` False for a violation.
+
+    With ``search=True`` (``dlsched verify --search``), each (theorem, method) is searched for
+    its worst case for ``budget`` seconds (default 60), a seeded sample with as many certified
+    solves beside it; returns the rows of ``search.json`` instead (``worst_ratio``,
+    ``sample_worst_ratio``, ``solves``, ``violated``, ``instance``, ...).
 
     >>> rows = verify("002-thm4", count=2)
     >>> len(rows), int(rows.holds.eq(False).sum())  # rows, violations
@@ -226,6 +233,11 @@ def verify(
     )
     where = tempfile.TemporaryDirectory(prefix="dlsched-verify-") if out is None else None
     with where or contextlib.nullcontext(os.fspath(out)) as folder:  # type: ignore[arg-type]
+        if search or budget is not None:
+            from dlsched.verify.search import command, read_rows
+
+            command(chosen, Path(folder), options, search, budget)
+            return pd.DataFrame(read_rows(Path(folder)))
         run(chosen, folder, options)
         return pd.DataFrame(read_log(Path(folder) / LOG))
 

@@ -8,6 +8,7 @@
     dlsched sweep FAMILY --count N --jobs S --gpus K --methods A,B [--param K=V] [--processes P |
                   --scheduler ADDRESS] -o FILE.jsonl
     dlsched verify [THEOREM ...] --count N [--processes P | --scheduler ADDRESS] -o DIR
+    dlsched verify THEOREM ... --search --budget SECONDS [--processes P] -o DIR
     dlsched demo
 
 ``--gpus`` is the size of the family's cluster (GPUs, servers) in every command, and
@@ -371,6 +372,19 @@ def _add_verify(sub: Any) -> None:
         "--shrink", type=_integer("--shrink", 0), default=3, help="violations shrunk per method"
     )
     v.add_argument(
+        "--search",
+        action="store_true",
+        help="search each (theorem, method) for its worst case instead of sampling it "
+        "(--jobs/--gpus: the size of its seeded draws; it grows them up to 3x the jobs and 2x "
+        "the GPUs), a seeded sample with as many solves beside it",
+    )
+    v.add_argument(
+        "--budget",
+        type=_seconds("--budget", MAX_TIME_LIMIT),
+        default=None,
+        help="seconds of search per (theorem, method) with --search (default 60)",
+    )
+    v.add_argument(
         "-o", "--output", default=None, help="folder of the log, counterexamples, report"
     )
 
@@ -660,6 +674,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         shrink=args.shrink,
         **_runner_options(args),
     )
+    if args.search or args.budget is not None:  # the worst-case search
+        from dlsched.verify.search import command
+
+        print(command(theorems, out, opts, args.search, args.budget))
+        return 0
     s = run(theorems, out, opts)
     md, _ = write_report(out)
     print(

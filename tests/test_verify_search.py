@@ -1,0 +1,333 @@
+"""dlsched verify --search: the moves on each family's raw instance, the budget kept and handed
+down (on a fake clock: time passes only when the search reads it), a killed search resumed with
+no certified solve lost or repeated, serial and Dask searches alike, counterexamples found from
+nothing and shrunk, the exact worst case of online-fifo against brute force, the rows and the
+report, the command line's refusals."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fake_clock import FakeClock
+
+from dlsched.cli import main
+from dlsched.errors import OptionError
+from dlsched.instances import from_dict, to_dict
+from dlsched.models import run_method
+from dlsched.models.hare.instance import HareInstance, HareJob
+from dlsched.solvers import SolveOptions
+from dlsched.verify import moves, registry, select
+from dlsched.verify import search as search_module
+from dlsched.verify.metaopt import Box, fifo_worst_case
+from dlsched.verify.report import write_report
+from dlsched.verify.runner import VerifyOptions, violates
+from dlsched.verify.search import (
+    SEARCH_JSON,
+    SEARCH_LOG,
+    Point,
+    SearchOptions,
+    read_search_log,
+    score,
+    search,
+)
+
+SO = SolveOptions(time_limit=30)
+ROW_KEYS = {"theorem", "method", "worst_ratio", "sample_worst_ratio", "solves", "seconds",
+            "violated", "instance"}  # fmt: skip
+
+
+def serial(**kw: object) -> VerifyOptions:
+    return VerifyOptions(solve=SO, processes=0, progress=False, **kw)  # type: ignore[arg-type]
+
+
+def budget(seconds: float) -> SearchOptions:
+    """A budget on a clock that moves one second at each read (one per candidate solved and
+    two per batch): the search's course depends on what it solves, never on how long it took."""
+    return SearchOptions(budget=seconds, clock=FakeClock(step=1.0))
+
+
+def only(theorem_id: str, method: str):  # noqa: ANN201 - a Theorem
+    return dataclasses.replace(registry()[theorem_id], methods=(method,))
+
+
+def candidates(path: Path) -> list[tuple[int, int, str]]:
+    """(batch, slot, point) of every candidate of a search log, in log order."""
+    return [
+        (r["batch"], r["slot"], Point.from_json(r["point"]).key())
+        for r in read_search_log(path)
+        if "batch" in r
+    ]
+
+
+# --- scores ------------------------------------------------------------------------------------
+
+
+def test_the_score_is_the_ratio_over_a_finite_bound_and_only_on_certified_rows() -> None:
+    row = {"status": "optimal", "applies": True, "reference_kind": "optimum", "ratio": 3.0}
+    assert score({**row, "bound": 1.5}) == 2.0  # how much the inequality fails
+    assert score({**row, "bound": None}) == 3.0  # an empirical claim: the ratio
+    assert score({**row, "bound": math.inf}) == 3.0
+    assert score({**row, "ratio": None, "ratio_infinite": True}) == math.inf
+    assert score({**row, "reference_kind": "lower bound"}) is None  # a lower bound overstates
+    assert score({**row, "applies": False}) is None  # outside the assumptions
+    assert score({**row, "status": "error"}) is None
+
+
+# --- moves ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("theorem_id", ["002-thm4", "000-has", "001-thm1", "003-thm1"])
+def test_moves_act_on_the_raw_instance_as_named(theorem_id: str) -> None:
+    """Every move on drawn instances of each family: the input untouched; when the family
+    accepts the result, a job more (add), fewer (remove, merge, with the weights added), a GPU
+    more or fewer with every per-job column along it; a job scaled keeps its structure."""
+    t = registry()[theorem_id]
+    lay = moves.layout(t.family)
+    assert lay is not None
+    applied = set()
+    for seed in range(12):
+        raw = to_dict(t.instance(seed, jobs=3))
+        case = {"m": 0, "p": 0, "n": 1, "q": True,
+                "prices": [[1.0] * len(raw.get("resources", []))] * len(raw.get("servers", [])),
+                "free": [[1.0] * len(raw.get("resources", []))] * len(raw.get("servers", []))
+                } if t.replay else None  # fmt: skip
+        for name, (move, _) in moves.MOVES.items():
+            before = copy.deepcopy((raw, case))
+            got = move((raw, case), lay, np.random.default_rng(seed))
+            assert (raw, case) == before  # nothing mutated
+            if got is None or not valid(got[0]):
+                continue
+            applied.add(name)
+            new, new_case = got
+            jobs_before, jobs_after = len(raw["jobs"]), len(new["jobs"])
+            expected = {"add_job": 1, "remove_job": -1, "merge_jobs": -1}.get(name, 0)
+            assert jobs_after - jobs_before == expected, name
+            if name == "merge_jobs" and "weight" in raw["jobs"][0]:
+                total = sum(j["weight"] for j in raw["jobs"])
+                assert sum(j["weight"] for j in new["jobs"]) == pytest.approx(total, rel=0.05)
+            if lay.axis is not None and name in ("add_gpu", "remove_gpu"):
+                items = len(new[lay.axis.items])
+                assert items - len(raw[lay.axis.items]) == (1 if name == "add_gpu" else -1)
+                for job in new["jobs"]:
+                    assert all(len(job[key]) == items for key in lay.axis.per_job)
+                for key in lay.axis.per_case if new_case is not None else ():
+                    assert len(new_case[key]) == items
+    assert {"tweak", "add_job", "remove_job", "scale_job"} <= applied
+
+
+def valid(raw: dict) -> bool:
+    try:
+        from_dict(raw)
+    except Exception:  # noqa: BLE001 - any refusal
+        return False
+    return True
+
+
+# --- the budget -------------------------------------------------------------------------------
+
+
+def test_the_budget_is_kept_and_each_solve_gets_at_most_what_is_left(tmp_path: Path) -> None:
+    """000-jps for 40 seconds of a fake clock: every candidate is handed at most the time left
+    at its batch's start (and at most --time-limit); every batch but the last began with time
+    left, the last ended past the budget, and the row says so."""
+    t = registry()["000-jps"]
+    summary = search([t], tmp_path, serial(), budget(40.0))
+    lines = [r for r in read_search_log(tmp_path / SEARCH_LOG) if "batch" in r]
+    by_batch: dict[int, list[dict]] = {}
+    for r in lines:
+        by_batch.setdefault(r["batch"], []).append(r)
+    spent_before = 0.0
+    for b in sorted(by_batch):
+        left = 40.0 - spent_before
+        assert left > 0  # a batch starts only with time left
+        assert all(r["time_limit"] <= min(left, SO.time_limit) for r in by_batch[b])
+        spent_before = max(r["spent"] for r in by_batch[b])
+    assert spent_before >= 40.0 - 1  # stopped because the budget was spent
+    (row,) = summary.rows
+    assert set(row) >= ROW_KEYS and row["seconds"] >= 39
+    assert row["solves"] == len(lines) and row["sample_solves"] >= row["solves"]
+    assert json.loads((tmp_path / SEARCH_JSON).read_text()) == summary.rows
+
+
+# --- resuming ---------------------------------------------------------------------------------
+
+
+def test_a_killed_search_resumes_with_no_solve_lost_or_repeated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clean search, and the same search killed after 13 candidates (its log cut there, a
+    line torn in the middle): resumed, it solves only the candidates it had not logged and
+    ends with the clean search's candidates, none twice."""
+    t = only("002-lemma2", "hare")
+    search([t], tmp_path / "clean", serial(), budget(30.0))
+    clean = candidates(tmp_path / "clean" / SEARCH_LOG)
+    assert len(clean) >= 16
+
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    text = (tmp_path / "clean" / SEARCH_LOG).read_text().splitlines(keepends=True)
+    kept = [line for line in text if '"batch"' in line][:13]
+    (killed / SEARCH_LOG).write_text("".join(kept) + '{"theorem": "002-lemma2", "method": "ha')
+    solved = []
+    real = search_module.evaluate
+
+    def counting(*args):  # noqa: ANN002, ANN202
+        solved.append(args[2].key())
+        return real(*args)
+
+    monkeypatch.setattr(search_module, "evaluate", counting)
+    search([t], killed, serial(), budget(30.0))
+    resumed = candidates(killed / SEARCH_LOG)
+    assert resumed == clean  # the same candidates, in the same slots
+    assert len(set(resumed)) == len(resumed)  # none twice
+    assert sorted(solved) == sorted(k for _, _, k in clean[13:])  # only what was missing
+    again = len(solved)
+    search([t], killed, serial(), budget(30.0))  # nothing left to do
+    assert len(solved) == again and candidates(killed / SEARCH_LOG) == clean
+
+
+def test_a_search_on_dask_proposes_and_finds_what_a_serial_one_does(tmp_path: Path) -> None:
+    """The same search in this process and on a LocalCluster of 2 processes: the same
+    candidates in the same slots, the same rows (timings aside), the same summary (the
+    fake clock is read once per candidate, in whatever order they finish)."""
+    t = only("000-has", "has")
+    a = search([t], tmp_path / "serial", serial(), budget(25.0))
+    dask_options = VerifyOptions(solve=SO, processes=2, progress=False)
+    b = search([t], tmp_path / "dask", dask_options, budget(25.0))
+    here, there = (sorted(candidates(tmp_path / d / SEARCH_LOG)) for d in ("serial", "dask"))
+    assert here == there and len(here) >= 16  # (logged as each task finished: in any order)
+
+    def rows(d: Path) -> list:
+        lines = sorted((r for r in read_search_log(d / SEARCH_LOG) if "batch" in r),
+                       key=lambda r: (r["batch"], r["slot"]))  # fmt: skip
+        return [[{k: v for k, v in r.items() if k != "wall_time"} for r in line["rows"]]
+                for line in lines]  # fmt: skip
+
+    assert rows(tmp_path / "serial") == rows(tmp_path / "dask")
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in a.rows]
+    assert strip == [{k: v for k, v in r.items() if k != "seconds"} for r in b.rows]
+
+
+# --- what it finds -------------------------------------------------------------------------
+
+
+def test_an_algorithm4_miss_on_13_is_found_from_nothing_and_shrunk(tmp_path: Path) -> None:
+    """Seed 003's Algorithm 4 (A_mincost1) against the MILP of (13): from seeded draws only,
+    the search finds a case where it is not optimal; the violation is saved, shrunk, and the
+    minimal instance violates Theorem 1 again when measured afresh."""
+    t = only("003-thm1", "A_mincost1")
+    (row,) = search([t], tmp_path, serial(), budget(120.0)).rows
+    assert row["violated"] and (row["worst_infinite"] or row["worst_ratio"] > 1)
+    assert row["minimal"] and row["counterexample"]
+    saved = json.loads((tmp_path / row["minimal"]).read_text())
+    inst, record = from_dict(saved["instance"]), saved["record"]
+    case = (record["case"], record["details"])
+    assert violates(t, inst, "A_mincost1", SO, case) is not None
+    assert len(inst.jobs) <= len(row["instance"]["jobs"])
+
+
+# --- the exact worst case --------------------------------------------------------------------
+
+
+def _fifo_ratio(arrivals: tuple[float, ...], times: tuple[float, ...]) -> float:
+    jobs = tuple(
+        HareJob(f"j{k}", a, 1.0, 1, 1, (p,), (0.0,))
+        for k, (a, p) in enumerate(zip(arrivals, times, strict=True))
+    )
+    inst = HareInstance(name="brute", gpus=("g0",), jobs=jobs)
+    fifo, opt = run_method(inst, "online-fifo").objective, run_method(inst, "exact").objective
+    assert fifo is not None and opt is not None
+    return fifo / opt
+
+
+def test_the_exact_worst_case_of_fifo_is_the_brute_forces_and_is_reached() -> None:
+    """Two jobs, arrivals in {0, 0.5, 1}, times in {0.5, 1, 1.5}: every one of the 81
+    instances measured by online-fifo and the certified optimum; the model's worst case is
+    their maximum, proven (upper bound = ratio), and its instance reaches it."""
+    box = Box(2, arrival=(0.0, 1.0), time=(0.5, 1.5))
+    got = fifo_worst_case(box, time_limit=60)
+    grid_a, grid_p = (0.0, 0.5, 1.0), (0.5, 1.0, 1.5)
+    brute = max(
+        _fifo_ratio(a, p)
+        for a in itertools.product(grid_a, repeat=2)
+        for p in itertools.product(grid_p, repeat=2)
+    )
+    assert got.status == "optimal" and got.ratio == pytest.approx(brute, rel=1e-9)
+    assert got.upper is not None and got.upper >= brute - 1e-9
+    assert got.instance is not None
+    jobs = got.instance.jobs
+    ratio = _fifo_ratio(tuple(j.arrival for j in jobs), tuple(j.train_time[0] for j in jobs))
+    assert ratio == pytest.approx(got.ratio, rel=1e-9)
+
+
+def test_no_instance_of_the_box_beats_the_proven_upper_bound() -> None:
+    box = Box(3)
+    got = fifo_worst_case(box, time_limit=60)
+    assert got.status == "optimal" and got.upper is not None
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        a = tuple(float(x) for x in rng.integers(0, 21, 3) / 2)
+        p = tuple(float(x) for x in rng.integers(1, 21, 3) / 2)
+        assert _fifo_ratio(a, p) <= got.upper + 1e-9
+
+
+def test_the_exact_worst_cases_join_the_online_fifo_search(tmp_path: Path) -> None:
+    """On (004-online, online-fifo) the exact worst cases are solved first (logged, each
+    size exact) and certified again as candidates: the search's worst is at least theirs."""
+    t = only("004-online", "online-fifo")
+    (row,) = search([t], tmp_path, serial(), budget(20.0)).rows
+    exact = row["exact_worst"]
+    assert exact and exact[0]["jobs"] == 2 and exact[0]["status"] == "optimal"
+    assert row["worst_ratio"] >= max(e["ratio"] for e in exact) - 1e-9
+
+
+# --- rows, report, command line -------------------------------------------------------------
+
+
+def test_the_report_renders_the_search_as_html(tmp_path: Path) -> None:
+    search([only("000-jps", "jps")], tmp_path, serial(), budget(12.0))
+    md, page = write_report(tmp_path)
+    text, html = md.read_text(), page.read_text()
+    assert "## Worst-case search" in text and "(search-000-jps.png)" in text
+    assert (tmp_path / "search-000-jps.png").read_bytes()[:4] == b"\x89PNG"
+    assert "<h2>Worst-case search</h2>" in html and "## " not in html
+    assert "<blockquote>" in html and "&gt; JPS" not in html
+    assert html.count('src="data:image/png;base64,') >= 2  # a histogram and a search plot
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--search", "--budget", "0"], "--budget '0'"),
+        (["--search", "--budget", "-5"], "--budget '-5'"),
+        (["--search", "--budget", "nan"], "--budget 'nan'"),
+        (["--search", "--budget", "inf"], "--budget 'inf'"),
+        (["--budget", "5"], "add --search"),
+    ],
+)
+def test_bad_search_options_exit_2_with_one_line(capsys, tmp_path: Path, argv, fragment) -> None:
+    assert main(["verify", "000-jps", *argv, "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_theorem_with_no_method_to_attack_exits_2(
+    capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare = dataclasses.replace(registry()["000-jps"], id="000-bare", methods=())
+    monkeypatch.setattr("dlsched.verify.theorem.registry", lambda: {"000-bare": bare})
+    assert main(["verify", "000-bare", "--search", "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "000-bare" in err and "no method to attack" in err and err.count("\n") == 1
+    with pytest.raises(OptionError):
+        SearchOptions(budget=float("nan"))
+    monkeypatch.undo()
+    assert [t.id for t in select(["000-jps"])] == ["000-jps"]
