@@ -15,7 +15,9 @@ merge two); a chain that has not improved for :data:`PATIENCE` steps restarts fr
 seeded draw or from an elite point; a tabu set keeps any point from being solved twice. Every
 :data:`CMA_EVERY`-th batch is CMA-ES (the ``cma`` package) over the logarithms of the incumbent's
 real numbers, its structure kept (the theorems' generators take a seed and a size only, so the
-continuous parameters searched are the instance's own numbers). Where :mod:`.metaopt` has an
+continuous parameters searched are the instance's own numbers). Candidates stay within 3 times
+the theorem's jobs and twice its GPUs (the exact routes must certify them) and within a
+:data:`SPREAD` of 10^4 between the values of any one field. Where :mod:`.metaopt` has an
 exact worst case for the pair, its instances join the first batch. The pair ends when its
 budget of seconds is spent, or at an infinite ratio (nothing is worse).
 
@@ -73,12 +75,20 @@ BATCH = 8
 #: Steps without improvement after which a chain restarts: from an elite point with
 #: probability ELITE, else from a fresh seeded draw.
 PATIENCE, ELITE = 15, 0.75
+#: While the landscape is flat (half the scored candidates tie with the best: every instance
+#: met the claim exactly, say), a slot proposes a fresh draw with this probability: local moves
+#: have no slope to follow, and independent draws find a needle as a sample does.
+FLAT_DRAWS = 0.75
 #: Every CMA_EVERY-th batch is CMA-ES's.
 CMA_EVERY = 8
 #: Generations of one CMA-ES episode (then a new one around the incumbent).
 CMA_GENERATIONS = 8
 #: Temperature of a (re)started chain, and its cooling per step (on log(score)).
 HOT, COOLING, COLD = 0.15, 0.97, 0.01
+#: The most any field's positive values may differ within one candidate (the largest over the
+#: smallest of, say, every job's weight): a worst case should not rest on numbers at the ends of
+#: the family's accepted ranges (the generators' own spread is at most 67).
+SPREAD = 1e4
 #: Proposals tried per slot before a fresh draw takes its place.
 TRIES = 25
 #: Reference kinds that are certified (a ratio to anything else is not scored).
@@ -132,6 +142,16 @@ class Point:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Point:
         return cls(data["instance"], data.get("case") or "", data.get("details"))
+
+
+def spread(point: Point, layout: moves.Layout) -> float:
+    """The largest ratio of two positive values of one field of ``point``."""
+    values: dict[tuple[Any, ...], list[float]] = {}
+    tree = {"instance": point.instance, "details": point.details}
+    for path, v in moves.leaves(tree, layout.labels):
+        if not isinstance(v, bool) and v > 0:
+            values.setdefault(moves.kind(path), []).append(float(v))
+    return max((max(vs) / min(vs) for vs in values.values()), default=1.0)
 
 
 def score(row: dict[str, Any]) -> float | None:
@@ -319,11 +339,18 @@ class Hunt:
     pending: list[Proposal | None] = field(default_factory=list)
     cma_keys: list[str] = field(default_factory=list)  # what CMA-ES asked, in order
     credit: dict[str, list[int]] = field(default_factory=dict)  # move -> [tries, wins]
+    scored: int = 0  # scored rows so far
+    at_best: int = 0  # of which tie with the best
 
     def __post_init__(self) -> None:
         self.chains = [Chain() for _ in range(self.batch)]
         digest = hashlib.sha256(f"{self.theorem.id}|{self.method}".encode()).digest()
         self.base = [self.seed, int.from_bytes(digest[:4], "big")]
+
+    @property
+    def flat(self) -> bool:
+        """Half the scored rows or more tie with the best."""
+        return self.best is not None and 2 * self.at_best >= self.scored
 
     @property
     def finished(self) -> bool:
@@ -339,7 +366,7 @@ class Hunt:
         jobs, gpus = self.sizes
         for _ in range(TRIES):
             seed = int(rng.integers(2**31))
-            j = int(rng.integers(1, jobs + 1)) if jobs else None
+            j = int(rng.integers(1, jobs + 1)) if jobs and rng.random() < 0.5 else jobs
             try:
                 inst = self.theorem.instance(seed, j, gpus)
             except (DlschedError, ValueError):
@@ -351,8 +378,9 @@ class Hunt:
         return None
 
     def admissible(self, point: Point) -> bool:
-        """Valid for the family, within the limits, the sub-case fitting, the theorem's
-        assumptions met, and never tried."""
+        """Valid for the family, within the limits and the :data:`SPREAD`, the sub-case
+        fitting, the theorem's assumptions met, and never tried. A candidate the family's
+        code cannot take is not admissible."""
         if point.key() in self.seen:
             return False
         raw = point.instance
@@ -361,6 +389,7 @@ class Hunt:
                 moves.jobs(raw) <= self.limits.jobs
                 and self.layout.gpus(raw) <= self.limits.gpus
                 and self.layout.work(raw) <= self.limits.work
+                and spread(point, self.layout) <= SPREAD
             )
             if not within:
                 return False
@@ -369,7 +398,7 @@ class Hunt:
             if point.details is not None and fits is not None and not fits(raw, point.details):
                 return False
             return self.theorem.applies(inst)
-        except (DlschedError, ValueError, KeyError, IndexError, TypeError):
+        except Exception:  # noqa: BLE001 - e.g. an assumption that divides by log 1 = 0
             return False
 
     def weights(self) -> dict[str, float]:
@@ -414,8 +443,10 @@ class Hunt:
         elif self.index % CMA_EVERY == CMA_EVERY - 1 and self._cma_ready():
             out = self._cma_proposals()
         else:
+            flat = self.flat
             for i, chain in enumerate(self.chains):
-                if chain.current is None or chain.stale >= PATIENCE:
+                stale = chain.stale >= PATIENCE or (flat and rng.random() < FLAT_DRAWS)
+                if chain.current is None or stale:
                     out.append(self._slot(self._restart(rng)))
                     continue
                 got = self.moved(chain.current.point, rng)
@@ -478,6 +509,11 @@ class Hunt:
             if r.get("status") != "error":
                 self.solves += 1
         for s in found:
+            self.scored += 1
+            if self.best is None or s.score > self.best.score * (1 + 1e-9):
+                self.at_best = 0
+            if self.best is None or s.score >= self.best.score * (1 - 1e-9):
+                self.at_best += 1
             if s.row.get("holds") is False:
                 self.violations.append(s)
             size = moves.jobs(s.point.instance)
