@@ -527,6 +527,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
         tag = " [exact]" if m.exact else ""
         rounds = f" (rounds {m.rounds})" if m.rounds else ""
         print(f"{m.name:<18}{m.summary}{tag}{rounds}")
+        if m.guarantee:
+            print(f"{'':<18}guarantee: {m.guarantee}")
     return 0
 
 
