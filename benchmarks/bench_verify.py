@@ -28,9 +28,10 @@ import time
 from pathlib import Path
 from statistics import median
 
+from dlsched.runner import Pool
 from dlsched.solvers import SolveOptions
 from dlsched.verify import select
-from dlsched.verify.runner import Pool, VerifyOptions, measure_instance, run, worker_modules
+from dlsched.verify.runner import VerifyOptions, measure_instance, run, worker_modules
 
 SO = SolveOptions(time_limit=30, threads=1)
 ROUNDS = 4
