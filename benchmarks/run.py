@@ -16,6 +16,9 @@ HERE = Path(__file__).parent
 
 
 SUITES = ("placement", "hare", "ddlwmp", "hare_online", "elastic", "verify")
+#: sections measured by their own scripts (each names its command), appended after the suites:
+#: time_limits.py, the rounding_<family>.py tables, startup.py, sweep_scaling.py
+EXTRAS = ("time_limits", "rounding", "startup", "sweep_scaling", "trace_online")
 
 
 def main() -> int:
@@ -36,6 +39,10 @@ def main() -> int:
         reading = HERE / out.replace("RESULTS_", "READING_")
         if reading.exists():  # the hand-written reading of that suite's figures
             sections.append(reading.read_text())
+    for extra in EXTRAS:
+        path = HERE / f"RESULTS_{extra}.md"
+        if path.exists():
+            sections.append(path.read_text())
     head = (
         "# Benchmark results\n\nRegenerate with `make bench` (runs `benchmarks/run.py`). "
         "Figures are from one run per suite on a\n2-core shared machine; compare ratios "
