@@ -39,6 +39,7 @@ import csv
 import json
 import math
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -110,38 +111,74 @@ def _number(source: str, where: str, text: str, low: float, integer: bool = Fals
     return x
 
 
-def _throughputs(path: Path) -> dict[str, float]:
+def gavel_throughputs(path: Path, gpu: str = "v100") -> dict[str, float]:
+    """Gavel's isolated throughputs (steps per second) of one GPU type (``v100``, ``p100``,
+    ``k80``), keyed ``"('job type', scale factor)"``."""
     try:
         data = json.loads(_read_text(path, "throughputs"))
     except ValueError as e:
         raise InstanceError(str(path), "", None, f"not JSON: {e}") from None
-    tput = data.get("v100") if isinstance(data, dict) else None
+    tput = data.get(gpu) if isinstance(data, dict) else None
     if not isinstance(tput, dict):
-        raise InstanceError(str(path), "v100", None, "expected an object of V100 throughputs")
+        raise InstanceError(str(path), gpu, None, f"expected an object of {gpu} throughputs")
     return tput
 
 
-def read_gavel(
-    trace: Path, throughputs: Path, cluster: Cluster, seed: int = 0, limit: int | None = None
-) -> DdlwmpInstance:
-    """A Gavel ``.trace`` file as ddlwmp jobs (the first ``limit`` by arrival when given)."""
-    tput = _throughputs(throughputs)
+@dataclass(frozen=True)
+class GavelJob:
+    """One line of a Gavel ``.trace`` file (its number kept for messages)."""
+
+    line: int
+    job_type: str
+    steps: int
+    arrival: float
+    scale: int
+
+
+def gavel_jobs(trace: Path) -> list[GavelJob]:
+    """The jobs of a Gavel ``.trace`` file, checked field by field (one-line errors naming
+    the file, the line and the column)."""
     src = str(trace)
-    rows: list[Row] = []
+    out = []
     for n, line in enumerate(_read_text(trace, "trace").splitlines(), 1):
         if not line.strip():
             continue
         f = line.split("\t")
         if len(f) != 7:
             raise InstanceError(src, f"line {n}", line[:60], f"expected 7 tab fields, not {len(f)}")
-        steps = _number(src, f"line {n}, column total_steps", f[4], 1, integer=True)
+        steps = int(_number(src, f"line {n}, column total_steps", f[4], 1, integer=True))
         arrival = _number(src, f"line {n}, column arrival", f[5], 0)
         scale = int(_number(src, f"line {n}, column scale_factor", f[6], 1, integer=True))
-        key = str((f[0], scale)) if str((f[0], scale)) in tput else str((f[0], 1))
-        rate = tput.get(key)
-        if not isinstance(rate, int | float) or not rate > 0:
-            raise InstanceError(str(throughputs), "v100", key, "no positive throughput for it")
-        rows.append((f"{f[0]}|{scale}", "", arrival, steps / rate, scale))
+        out.append(GavelJob(n, f[0], steps, arrival, scale))
+    return out
+
+
+def gavel_rate(
+    tput: dict[str, float], source: Path, job_type: str, scale: int, gpu: str = "v100"
+) -> tuple[float, bool]:
+    """The throughput of (job type, scale factor) on ``gpu``, and whether it is that scale
+    factor's own: when the file has none (or 0: the GPU type cannot run the job at that
+    scale) it is the single-GPU throughput (docs/errata.md); an error naming the file when
+    that is not positive either."""
+    own = tput.get(str((job_type, scale)))
+    if isinstance(own, int | float) and own > 0:
+        return float(own), True
+    key = str((job_type, 1))
+    rate = tput.get(key)
+    if not isinstance(rate, int | float) or not rate > 0:
+        raise InstanceError(str(source), gpu, key, "no positive throughput for it")
+    return float(rate), scale == 1
+
+
+def read_gavel(
+    trace: Path, throughputs: Path, cluster: Cluster, seed: int = 0, limit: int | None = None
+) -> DdlwmpInstance:
+    """A Gavel ``.trace`` file as ddlwmp jobs (the first ``limit`` by arrival when given)."""
+    tput = gavel_throughputs(throughputs)
+    rows: list[Row] = []
+    for job in gavel_jobs(trace):
+        rate, _ = gavel_rate(tput, throughputs, job.job_type, job.scale)
+        rows.append((f"{job.job_type}|{job.scale}", "", job.arrival, job.steps / rate, job.scale))
     return jobs_from_rows(rows, cluster, Path(trace).stem, seed, limit)
 
 
@@ -398,9 +435,13 @@ def gavel_dir(repo_root: Path) -> Path:
 __all__ = [
     "CLUSTERS",
     "TRACE_PARAMS",
+    "GavelJob",
     "from_manifest",
     "from_params",
     "gavel_dir",
+    "gavel_jobs",
+    "gavel_rate",
+    "gavel_throughputs",
     "jobs_from_rows",
     "load_trace",
     "read_gavel",
