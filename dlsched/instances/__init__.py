@@ -2,7 +2,8 @@
 
 A family with a compact form (its ``columnar`` module: profiles written once, jobs as
 columns) is also read from compact JSON and from Parquet (:mod:`.parquet`), and a trace file
-(:data:`TRACES`) is read as an instance of the family that reads it. :func:`save` writes
+(:data:`TRACES`) is read as an instance of the family that reads it (``FAMILY:PATH`` as
+one of another family that reads traces, :data:`TRACE_READERS`). :func:`save` writes
 large instances in the compact form; :func:`instance_hash` is the same for every form of the
 same jobs.
 
@@ -43,6 +44,7 @@ def from_dict(data: Any, source: str = "<dict>") -> Any:
         raise InstanceError(source, "family", None, "required field is missing")
     try:
         family = families.get(fam)
+        reader = _trace_reader(fam) if "trace" in data else None
     except DlschedError:
         close = (
             difflib.get_close_matches(fam, families.names(), n=1) if isinstance(fam, str) else []
@@ -51,6 +53,8 @@ def from_dict(data: Any, source: str = "<dict>") -> Any:
         raise InstanceError(
             source, "family", fam, f"unknown family (known: {', '.join(families.names())}){hint}"
         ) from None
+    if reader is not None and hasattr(reader, "read_manifest"):
+        return reader.read_manifest(data, source)
     return family.from_dict(data, source)
 
 
@@ -137,9 +141,16 @@ def _bundled(name: str) -> Any:
     return res if res.is_file() else None
 
 
-#: Trace files read in place of an instance (by suffix), and the family whose ``traces``
-#: module reads them (``load_trace``).
+#: Trace files read in place of an instance (by suffix), and the family whose trace reader
+#: (:data:`TRACE_READERS`) reads them (``load_trace``); ``FAMILY:PATH`` reads a trace as an
+#: instance of another family that reads traces (``hare:cluster.trace``).
 TRACES = {".csv": "ddlwmp", ".trace": "ddlwmp"}
+#: The module of each family that reads traces (relative to the family's package):
+#: ``load_trace(path)``, and ``read_manifest(data, source)`` for an instance file whose
+#: ``trace`` object names one (ddlwmp reads its own in its ``from_dict``).
+TRACE_READERS = {"ddlwmp": "traces", "hare": "online.traces", "elastic": "traces"}
+#: ``FAMILY:PATH``, a trace read as an instance of that family.
+_FAMILY_TRACE = re.compile(r"^([a-z][a-z0-9_]*):(.+)$")
 #: The forms :func:`save` writes.
 FORMS = ("full", "compact", "parquet")
 
@@ -155,13 +166,23 @@ def _family_module(family: str, name: str) -> Any:
         raise
 
 
+def _trace_reader(family: str) -> Any:
+    """The family's trace reader module (:data:`TRACE_READERS`), or None."""
+    name = TRACE_READERS.get(family)
+    return None if name is None else _family_module(family, name)
+
+
 def load(ref: str | os.PathLike[str]) -> Any:
     """Load an instance from a file path (JSON in the full or compact form, Parquet, or a
-    trace file of :data:`TRACES`) or a bundled name."""
+    trace file of :data:`TRACES`), ``FAMILY:PATH`` (a trace read by that family) or a
+    bundled name."""
     path = Path(ref)
     other = _load_other(path)
     if other is not None:
         return other
+    traced = _FAMILY_TRACE.match(str(ref))
+    if traced is not None and traced.group(1) in families.REGISTRY and not path.exists():
+        return _load_family_trace(traced.group(1), Path(traced.group(2)), str(ref))
     try:
         text = path.read_text(encoding="utf-8") if path.is_file() else None
     except (OSError, UnicodeDecodeError, ValueError) as e:  # ValueError: NUL in the path
@@ -189,7 +210,21 @@ def _load_other(path: Path) -> Any:
     family = TRACES.get(path.suffix.lower())
     if family is None:
         return None
-    return _family_module(family, "traces").load_trace(path)
+    return _trace_reader(family).load_trace(path)
+
+
+def _load_family_trace(family: str, path: Path, ref: str) -> Any:
+    """``FAMILY:PATH``: the trace at ``path`` read by ``family``'s trace reader."""
+    reader = _trace_reader(family)
+    if reader is None:
+        known = ", ".join(f"{f}:" for f in TRACE_READERS)
+        raise InstanceError(ref, "", family, f"the {family} family reads no trace ({known})")
+    try:
+        if not path.is_file():
+            raise InstanceError(ref, "", str(path), "no such trace file")
+    except (OSError, ValueError):
+        raise InstanceError(ref, "", str(path), "no such trace file") from None
+    return reader.load_trace(path)
 
 
 def _columnar(instance: Any, form: str) -> Any:
@@ -353,6 +388,7 @@ def instance_hash(instance: Any) -> str:
 __all__ = [
     "FORMS",
     "TRACES",
+    "TRACE_READERS",
     "bundled",
     "dumps",
     "form_for",

@@ -100,12 +100,16 @@ def generate(
     rounds, tasks per round, base times in [1, 5], sync in [0.1, 1]; times rounded to
     ``decimals`` (so CP-SAT's scaling stays small). Limits: see the module docstring.
     ``shape="unrelated"``: :func:`generate_unrelated` (the other parameters do not apply)."""
-    if unknown:
+    if unknown and "trace" not in unknown:
         name = sorted(unknown)[0]
         raise OptionError(name, unknown[name], f"unknown parameter (known: {', '.join(PARAMS)})")
     if shape not in SHAPES:
         raise OptionError("shape", shape, f"expected one of {', '.join(SHAPES)}")
     check_size(jobs, workers, seed)
+    if "trace" in unknown:  # a Gavel trace's jobs on ``workers`` GPUs (docs/traces.md)
+        from dlsched.models.hare.online.traces import from_params
+
+        return from_params(workers, unknown)
     if shape == "unrelated":
         return generate_unrelated(jobs, workers, seed)
     params = {

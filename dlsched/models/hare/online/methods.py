@@ -4,7 +4,10 @@ on the shared engine (:mod:`dlsched.simulate`), turns what trained where into a 
 ``TaskSchedule`` and hands it to :func:`~dlsched.result.verified_outcome`: the hare checker's
 objective (sum of weighted completion times) is the one reported, so the offline ``exact``
 and ``hare`` methods are the clairvoyant references. ``details`` carry the average JCT (the
-paper's online metric), the grouping, the thresholds and the engine's counts.
+paper's online metric), the grouping, the thresholds and the engine's counts, and the total
+flow time beside a certified lower bound on it and the gap (:mod:`.bounds`: ``flow_time_s``,
+``flow_time_bound_s``, ``flow_time_gap``; ``weighted_completion_bound`` and its gap for the
+objective).
 """
 
 from __future__ import annotations
@@ -111,6 +114,8 @@ def _plain(make: Callable[[HareInstance], OnlineHare]) -> Callable[..., tuple[On
 
 def _online(name: str, build: Callable[..., tuple[OnlineHare, dict]]) -> Callable[..., Outcome]:
     def run(instance: HareInstance, options: MethodOptions) -> Outcome:
+        from .bounds import flow_report
+
         policy, info = build(instance, options)
         t1 = options.deadline.elapsed()
         schedule, sim = run_policy(instance, policy)
@@ -128,8 +133,9 @@ def _online(name: str, build: Callable[..., tuple[OnlineHare, dict]]) -> Callabl
                 "decisions": sim.decisions,
             },
         )
-        jct = average_jct(instance, out.evaluation.completion)
-        return _with_details(out, {"average_jct": jct})
+        done = out.evaluation.completion
+        flow = flow_report(instance, done, out.evaluation.objective, options.deadline)
+        return _with_details(out, {"average_jct": average_jct(instance, done), **flow})
 
     return run
 

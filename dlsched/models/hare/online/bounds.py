@@ -1,0 +1,321 @@
+"""Certified lower bounds on the total flow time sum_n (C_n - a_n) and the total weighted
+completion time sum_n w_n C_n of every schedule of a hare instance (Hare_Sched (4)-(8)), cheap
+enough for Gavel's traces: one bound per instance, whatever the policy.
+
+Per job (:func:`round_floor`). A round of job n ends when the last of its |D_n| tasks has
+trained and synchronized (6)-(7); a GPU trains one task at a time (8), so a GPU m that trains
+c of them ends its part no sooner than c T^c_nm + T^s_nm after the round's start. The round
+lasts at least the least over ways of sharing the |D_n| tasks of the largest such term: the
+|D_n|-th smallest of {c T^c_nm + T^s_nm : m, c >= 1} (each GPU's terms increase with c, so the
+|D_n| smallest are a choice of c_m per GPU; taking them is the best sharing). Rounds run one
+after another from the arrival, so C_n - a_n >= |R_n| rho_n.
+
+Pooled (:func:`pooled_bound`). Weigh GPU m by a capacity a_m >= 0. A task of job n on GPU m
+holds it for T^c_nm, i.e. a_m T^c_nm units of capacity, at least u_n = min_m a_m T^c_nm; the
+job needs p_n = |R_n| |D_n| u_n units, done by C_n, and the GPUs give at most A = sum_m a_m
+units per unit of time. So the completions of any schedule are those of a preemptive schedule
+of sizes p_n / A with releases a_n on one machine of unit speed, and the sum of completion
+times is at least that of SRPT there (optimal for 1|r_j, pmtn|sum C_j). Any a is valid; the
+bound takes the best of a few (:func:`best_weights`), weights per class of GPUs with the same
+training times (Gavel's three types on a trace). With unrelated speeds (Gavel's K80 runs a
+ResNet-18 at a tenth of a V100's speed and a recommendation model at 1.5 times), a_m = 1
+(GPU-time) counts every GPU as the fastest and is loose; the best weights are near each type's
+typical speed.
+
+Weighted. For sum w_n C_n the pooled machine gives Goemans' bound (:func:`wspt_bound`): the
+preemptive WSPT schedule's sum_n w_n (M_n + p_n / 2), M_n its mean busy time, is the optimum of
+an LP relaxation of 1|r_j, pmtn|sum w_j C_j (Goemans 1996), hence at most that of any schedule;
+with equal weights SRPT's optimum, which is larger, is used. The per-job bound adds
+sum_n w_n (a_n + |R_n| rho_n). The larger of the two bounds is reported, for each objective.
+
+Flow time: the arrivals are data, so sum (C_n - a_n) >= B - sum a_n for every bound B on
+sum C_n (as ddlwmp's, docs/traces.md).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dlsched.models.ddlwmp.bounds import srpt_total
+from dlsched.models.hare.instance import HareInstance
+from dlsched.solvers.base import relative_gap
+from dlsched.solvers.deadline import NEVER, Deadline
+
+#: Grid steps on the simplex of class weights (for at most :data:`GRID_CLASSES` classes).
+GRID_STEPS = 10
+GRID_CLASSES = 4
+#: About this many job-evaluations of SRPT go into the search of weights (fewer weights tried
+#: on larger instances), at least :data:`MIN_TRIES` weights.
+SEARCH_WORK = 600_000
+MIN_TRIES = 8
+
+
+def wspt_bound(
+    releases: Sequence[float], sizes: Sequence[float], weights: Sequence[float]
+) -> float:
+    """Goemans' lower bound on 1|r_j, pmtn|sum w_j C_j: sum_j w_j (M_j + p_j / 2), M_j the mean
+    busy time of job j in the preemptive WSPT schedule (the available job of largest w_j / p_j
+    runs; a job of size 0 completes at its release)."""
+    order = sorted(range(len(releases)), key=lambda j: releases[j])
+    heap: list[tuple[float, int]] = []
+    busy = [0.0] * len(releases)  # integral of t over the job's processing
+    left = list(map(float, sizes))
+    now, k, n = 0.0, 0, len(order)
+    while k < n or heap:
+        if not heap:
+            now = max(now, releases[order[k]])
+        while k < n and releases[order[k]] <= now:
+            j = order[k]
+            ratio = weights[j] / sizes[j] if sizes[j] > 0 else math.inf
+            heapq.heappush(heap, (-ratio, j))
+            k += 1
+        _, j = heap[0]
+        nxt = releases[order[k]] if k < n else math.inf
+        run = min(left[j], nxt - now)
+        busy[j] += run * (2 * now + run) / 2
+        now += run
+        left[j] -= run
+        if left[j] <= 0:
+            heapq.heappop(heap)
+    total = 0.0
+    for j, p in enumerate(sizes):
+        mean = busy[j] / p if p > 0 else releases[j]
+        total += weights[j] * (mean + p / 2)
+    return total
+
+
+def single_machine(
+    releases: Sequence[float], sizes: Sequence[float], weights: Sequence[float] | None
+) -> float:
+    """A lower bound on sum_j w_j C_j of 1|r_j, pmtn| with these sizes: SRPT's optimum when
+    the weights are equal (None: all 1), else Goemans' :func:`wspt_bound`."""
+    if weights is None or len(set(weights)) <= 1:
+        w = 1.0 if weights is None or not len(weights) else float(weights[0])
+        return w * srpt_total(releases, sizes)
+    return wspt_bound(releases, sizes, weights)
+
+
+def pooled_value(
+    releases: Sequence[float],
+    work: np.ndarray,
+    cost: np.ndarray,
+    capacity: float,
+    weights: Sequence[float] | None = None,
+) -> float:
+    """The pooled bound at unit costs ``cost`` (per kind of worker; sum_r a_r e_mr for
+    resources of weights a_r): ``work[n, m]`` is the least time job n holds workers of kind m
+    when it runs on them only, ``capacity`` the units the cluster gives per unit of time
+    (sum_r a_r C_r); ``inf`` work: kind m cannot run job n. Sizes min_m cost_m work[n, m] /
+    capacity on one machine of unit speed."""
+    if capacity <= 0:
+        return 0.0
+    units = np.where(np.isfinite(work), work * cost[None, :], np.inf)
+    sizes = np.min(units, axis=1) / capacity
+    sizes[~np.isfinite(sizes)] = 0.0  # a job no kind can run: no schedule, 0 stays valid
+    return single_machine(releases, sizes.tolist(), weights)
+
+
+def _simplex(classes: int, steps: int) -> list[np.ndarray]:
+    """Every weight vector of ``classes`` entries in multiples of 1 / steps summing to 1."""
+    out = []
+    for cut in itertools.combinations(range(steps + classes - 1), classes - 1):
+        parts = np.diff([-1, *cut, steps + classes - 1]) - 1
+        out.append(parts / steps)
+    return out
+
+
+def best_weights(
+    value: Callable[[np.ndarray], float], classes: int, tries: int, deadline: Deadline = NEVER
+) -> tuple[float, np.ndarray]:
+    """The largest ``value(a)`` found over class weights a (every one valid): for at most
+    :data:`GRID_CLASSES` classes a grid on the simplex (coarser when ``tries`` is short), then
+    a pattern search around the best; for more, each class alone and all alike. ``tries``
+    evaluations at most (the first always), stopping at ``deadline``."""
+    if classes == 1:
+        a = np.ones(1)
+        return value(a), a
+    few = classes <= GRID_CLASSES
+    start = _simplex(classes, GRID_STEPS) if few else [np.ones(classes) / classes]
+    if few and len(start) > tries:
+        start = _simplex(classes, GRID_STEPS // 2)
+    if not few:
+        start += list(np.eye(classes))
+    best, where, used = -math.inf, start[0], 0
+    for a in start:
+        if used and (used >= tries or deadline.passed()):
+            return best, where
+        v = value(a)
+        used += 1
+        if v > best:
+            best, where = v, a
+    step = 1.0 / GRID_STEPS
+    while few and used < tries and step > 1e-3 and not deadline.passed():
+        moved = False
+        for i, j in itertools.permutations(range(classes), 2):
+            a = where.copy()
+            shift = min(step, a[j])
+            if shift <= 0:
+                continue
+            a[i] += shift
+            a[j] -= shift
+            v = value(a)
+            used += 1
+            if v > best:
+                best, where, moved = v, a, True
+            if used >= tries or deadline.passed():
+                break
+        if not moved:
+            step /= 2
+    return best, where
+
+
+def _classes(instance: HareInstance) -> tuple[np.ndarray, np.ndarray]:
+    """GPUs of equal training times grouped: (class of each GPU, GPUs per class)."""
+    _, of, counts = np.unique(instance.tc.T, axis=0, return_inverse=True, return_counts=True)
+    return np.asarray(of).reshape(-1), counts
+
+
+def round_floor(train: Sequence[float], sync: Sequence[float], tasks: int) -> float:
+    """rho: the least time one round of ``tasks`` tasks can take on GPUs of these training
+    and synchronization times (the tasks-th smallest of c T^c_m + T^s_m, c >= 1)."""
+    kinds: dict[tuple[float, float], int] = {}
+    for c, s in zip(train, sync, strict=True):
+        kinds[(c, s)] = kinds.get((c, s), 0) + 1
+    heap = [(c + s, c, s, 1) for (c, s) in kinds]
+    heapq.heapify(heap)
+    done = 0
+    while True:
+        value, c, s, k = heapq.heappop(heap)
+        done += kinds[(c, s)]
+        if done >= tasks:
+            return float(value)
+        heapq.heappush(heap, (value + c, c, s, k + 1))
+
+
+@dataclass(frozen=True)
+class FlowBound:
+    """Lower bounds on every schedule's total flow time and total weighted completion time,
+    and what they came from (``alone``: sum_n |R_n| rho_n; ``pooled``: the best pooled sum of
+    completions less the arrivals, at class ``weights``)."""
+
+    flow: float
+    weighted_completion: float
+    alone: float
+    pooled: float
+    weights: tuple[float, ...]
+
+
+def relaxations(
+    arrivals: Sequence[float],
+    weights: Sequence[float],
+    alone: Sequence[float],
+    work: np.ndarray,
+    demand: np.ndarray,
+    supply: np.ndarray,
+    deadline: Deadline = NEVER,
+) -> FlowBound:
+    """The per-job and pooled bounds, the larger of each: ``alone[n]``, the least time from
+    job n's arrival to its completion; ``work[n, m]``, the least time it holds workers of kind
+    m when it runs on them only (inf: it cannot); ``demand[m, r]``, what one worker of kind m
+    holds of resource r; ``supply[r]``, the cluster's total of r. Resource weights a are
+    searched (:func:`best_weights`): costs ``demand @ a``, capacity ``supply @ a``."""
+    tries = max(MIN_TRIES, SEARCH_WORK // max(1, len(arrivals)))
+    sum_a = math.fsum(arrivals)
+
+    def total(a: np.ndarray, w: Sequence[float] | None = None) -> float:
+        return pooled_value(arrivals, work, demand @ a, float(supply @ a), w)
+
+    pooled, a = best_weights(total, len(supply), tries, deadline)
+    flow = max(math.fsum(alone), pooled - sum_a)
+    per_job = math.fsum(w * (r + x) for w, r, x in zip(weights, arrivals, alone, strict=True))
+    if len(set(weights)) <= 1:
+        weighted = weights[0] * (flow + sum_a)
+    else:
+        weighted, _ = best_weights(lambda b: total(b, weights), len(supply), tries, deadline)
+    return FlowBound(flow, max(weighted, per_job), math.fsum(alone), pooled - sum_a, tuple(a))
+
+
+def flow_bound(instance: HareInstance, deadline: Deadline = NEVER) -> FlowBound:
+    """The per-job and pooled bounds of the module docstring (classes of GPUs as the kinds
+    of workers, each its own resource), the larger of each."""
+    jobs = instance.jobs
+    alone = [j.rounds * round_floor(j.train_time, j.sync_time, j.tasks_per_round) for j in jobs]
+    of, counts = _classes(instance)
+    first = np.array([np.flatnonzero(of == k)[0] for k in range(len(counts))])
+    tasks = np.array([j.rounds * j.tasks_per_round for j in jobs], dtype=float)
+    work = tasks[:, None] * instance.tc[:, first]  # GPU time of job n on class k only
+    return relaxations(
+        [j.arrival for j in jobs],
+        [j.weight for j in jobs],
+        alone,
+        work,
+        np.eye(len(counts)),
+        counts.astype(float),
+        deadline,
+    )
+
+
+def flow_details(
+    flow: float, objective: float, bound: FlowBound, seconds: float = 1.0
+) -> dict[str, Any]:
+    """What an online result reports beside its schedule: its total flow time ``flow`` and
+    the bound on it (times ``seconds``, the seconds of one time unit), the gap (flow - bound)
+    / flow, the bound on the objective (sum w C) and the objective's gap to it."""
+    return {
+        "flow_time_s": flow * seconds,
+        "flow_time_bound_s": bound.flow * seconds,
+        "flow_time_gap": relative_gap(flow, bound.flow),
+        "weighted_completion_bound": bound.weighted_completion,
+        "weighted_completion_gap": relative_gap(objective, bound.weighted_completion),
+    }
+
+
+#: id(instance) -> (weak reference to it, its bound): the policies compared on one instance
+#: share one bound (only a bound no deadline cut is kept).
+_BOUNDS: dict[int, tuple[weakref.ref[Any], FlowBound]] = {}
+
+
+def cached(
+    instance: Any, make: Callable[[Any, Deadline], FlowBound], deadline: Deadline = NEVER
+) -> FlowBound:
+    """``make(instance, deadline)``, computed once per instance object."""
+    key = id(instance)
+    hit = _BOUNDS.get(key)
+    if hit is not None and hit[0]() is instance:
+        return hit[1]
+    bound = make(instance, deadline)
+    if not deadline.passed():
+        _BOUNDS[key] = (weakref.ref(instance, lambda _: _BOUNDS.pop(key, None)), bound)
+    return bound
+
+
+def flow_report(
+    instance: HareInstance, completion: Sequence[float], objective: float, deadline: Deadline
+) -> dict[str, Any]:
+    """:func:`flow_details` of a verified online schedule of ``instance`` (its completions
+    and objective), the bound of :func:`flow_bound` computed within ``deadline``."""
+    flow = math.fsum(c - j.arrival for c, j in zip(completion, instance.jobs, strict=True))
+    return flow_details(flow, objective, cached(instance, flow_bound, deadline))
+
+
+__all__ = [
+    "FlowBound",
+    "best_weights",
+    "cached",
+    "flow_bound",
+    "flow_details",
+    "flow_report",
+    "pooled_value",
+    "relaxations",
+    "round_floor",
+    "single_machine",
+    "wspt_bound",
+]
