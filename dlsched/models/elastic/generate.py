@@ -53,6 +53,10 @@ def _int(name: str, value: Any, low: int, high: int) -> int:
 
 
 def generate(jobs: int, workers: int, seed: int, **params: Any) -> ElasticInstance:
+    if params.get("trace") is not None:  # a Gavel trace's jobs on H servers (docs/traces.md)
+        from dlsched.models.elastic.traces import from_params
+
+        return from_params(_int("--gpus", workers, 1, MAX_SERVERS), params)
     unknown = sorted(set(params) - set(PARAMS))
     if unknown:
         raise OptionError(unknown[0], params[unknown[0]], f"unknown (known: {', '.join(PARAMS)})")

@@ -6,7 +6,10 @@ certified Lagrangian bound of column generation, ``details`` carry the rest (sta
 ``infeasible`` when a job has no schedule at all); ``lp-round`` and ``lp-random-round``
 (:mod:`.rounding`) round its last master LP into a schedule. A heuristic whose commitments
 leave some job no room before the horizon returns no schedule either
-(:func:`no_schedule_outcome`).
+(:func:`no_schedule_outcome`); a heuristic's schedule is reported with its total flow time
+beside a certified lower bound on it and the gap (:mod:`.flowbound`: ``flow_time_s``,
+``flow_time_bound_s``, ``flow_time_gap``; ``weighted_completion_bound`` and its gap for the
+objective).
 """
 
 from __future__ import annotations
@@ -245,7 +248,10 @@ def _heuristic(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]
             )
         if schedule is None:
             return no_schedule_outcome(instance, name, info, wall)
-        return verified_outcome(instance, name, schedule, wall_time=wall, details=info)
+        from dlsched.models.elastic.flowbound import flow_report
+
+        out = verified_outcome(instance, name, schedule, wall_time=wall, details=info)
+        return flow_report(out, instance, options.deadline)
 
     return run
 

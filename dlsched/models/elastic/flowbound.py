@@ -1,0 +1,97 @@
+"""Certified lower bounds on the total flow time sum_j (c_j - a_j) and the total weighted
+completion time sum_j w_j c_j of every schedule of an elastic instance (program (2) or (15)),
+cheap enough for Gavel's traces: one bound per instance, whatever the heuristic.
+
+Per job. A schedule of job j runs n <= D_j workers of one type m (at most N_m, the most the
+empty cluster holds) for d slots with d n rho >= E_j D_j K_j (2f); colocated workers (q = 1)
+iterate fastest (eq. (1) and (14) add the gradient term only when q = 0), so d is at least
+d_j(m, n) = :func:`.instance.durations` with q = 1, and c_j >= a_j + min_{m, n} d_j(m, n)
+(the PS types of the parameter-server architecture minimized over too).
+
+Pooled. The same schedule holds n workers of type m for d slots: n d >= min_n n d_j(m, n) =
+W_jm worker-slots, each worker holding e_m of every resource (its PSs hold more; leaving them
+out keeps the bound valid). Weigh resource r by a_r >= 0: job j uses at least p_j = min_m
+(sum_r a_r e_mr) W_jm units, done by c_j, and the cluster gives at most A = sum_r a_r sum_h
+C_hr units per slot. As for the hare family (:mod:`dlsched.models.hare.online.bounds`, whose
+search over the weights is used), the sum of completions is at least that of SRPT with sizes
+p_j / A and releases a_j on one machine (Goemans' bound for unequal weights), and any weights
+are valid; the best found is kept.
+
+Flow time: the arrivals are data, so sum (c_j - a_j) >= B - sum a_j for every bound B on
+sum c_j; in seconds, times ``slot_seconds``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dlsched.models.elastic.instance import ElasticInstance, durations
+from dlsched.models.hare.online.bounds import FlowBound, cached, flow_details, relaxations
+from dlsched.solvers.deadline import NEVER, Deadline
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dlsched.result import Outcome
+
+
+def most_workers(inst: ElasticInstance) -> list[int]:
+    """N_m: the most type-m workers the empty cluster holds at once."""
+    cap = np.array([s.capacity for s in inst.servers], dtype=float)
+    out = []
+    for t in inst.worker_types:
+        e = np.array(t.demand)
+        pos = e > 0
+        per = np.floor(cap[:, pos] / e[pos] + 1e-9).min(axis=1) if pos.any() else np.inf
+        out.append(int(min(np.sum(per), 10**9)))
+    return out
+
+
+def least_use(inst: ElasticInstance, j: int, most: list[int]) -> tuple[float, np.ndarray]:
+    """(least duration d_j over every configuration, W_j: least worker-slots per worker type
+    (inf for a type the cluster cannot hold)), every worker colocated (q = 1)."""
+    shortest, use = math.inf, np.full(len(inst.worker_types), math.inf)
+    for m, n_max in enumerate(most):
+        top = min(inst.jobs[j].chunks, n_max)
+        if top < 1:
+            continue
+        n = np.arange(1, top + 1)
+        for p in inst.ps_choices():
+            d = durations(inst, j, m, p if inst.is_ps else None, n, True)
+            shortest = min(shortest, float(d.min()))
+            use[m] = min(use[m], float((n * d).min()))
+    return shortest, use
+
+
+def flow_bound(inst: ElasticInstance, deadline: Deadline = NEVER) -> FlowBound:
+    """The per-job and pooled bounds of the module docstring (in slots), the larger of each
+    (:func:`~dlsched.models.hare.online.bounds.relaxations`)."""
+    most = most_workers(inst)
+    got = [least_use(inst, j, most) for j in range(inst.num_jobs)]
+    return relaxations(
+        [float(job.arrival) for job in inst.jobs],
+        [job.weight for job in inst.jobs],
+        [d for d, _ in got],
+        np.array([u for _, u in got]),
+        np.array([t.demand for t in inst.worker_types], dtype=float),
+        np.array([s.capacity for s in inst.servers], dtype=float).sum(axis=0),
+        deadline,
+    )
+
+
+def flow_report(outcome: Outcome, inst: ElasticInstance, deadline: Deadline) -> Outcome:
+    """``outcome`` (a heuristic's, verified) with its total flow time in seconds, the bound of
+    :func:`flow_bound` on it (computed within ``deadline``), the gap, and the bound on the
+    objective, in its details (:func:`~dlsched.models.hare.online.bounds.flow_details`)."""
+    if outcome.evaluation is None:
+        return outcome
+    done = outcome.evaluation.completion
+    flow = math.fsum(c - j.arrival for c, j in zip(done, inst.jobs, strict=True))
+    bound = cached(inst, flow_bound, deadline)
+    extra = flow_details(flow, float(outcome.evaluation.objective), bound, inst.slot_seconds)
+    return replace(outcome, details={**outcome.details, **extra})
+
+
+__all__ = ["flow_bound", "flow_report", "least_use", "most_workers"]

@@ -1,0 +1,227 @@
+"""Gavel's Philly-derived traces as elastic instances (seed 003).
+
+The trace is read as the hare family reads it (:func:`dlsched.models.hare.online.traces.
+gavel_trace`: the ddlwmp family's parser and its one-line errors, each job's speeds on Gavel's
+three GPU types), and each job becomes an elastic job under Ring-AllReduce (Gavel's jobs are
+data-parallel) on servers of one GPU type each:
+
+- arrival a_j: the arrival time less the first one's, in slots of ``slot_s`` seconds (default
+  six hours: the paper's horizons are 100-300 one-hour slots, a trace spans months; A_online
+  prices every start of a job's window, so its time grows with the square of the slots),
+  rounded up; weight w_j = 1;
+- resources: one per GPU type (``v100``, ``p100``, ``k80``); each server holds
+  ``gpus_per_server`` GPUs of one type (default 4; 36 GPUs of each type, as the hare family's
+  cluster, are 9 servers of each); worker type m is one GPU of type m;
+- at most D_j = k workers, the trace's scale factor (the job may run on fewer: elastic);
+- v_jm: the seconds of one step on one GPU of type m, in slots; U_j, the Ring-AllReduce time:
+  such that k colocated V100 workers run at Gavel's measured throughput of (job type, k):
+  v + U (k - 1) / k = k x (seconds per step on k V100s), i.e. U = v (1 / phi - 1) k / (k - 1)
+  with phi the measured scaling efficiency (0 when the file has no throughput for k, or for
+  k = 1); the gradient pi_j is 0 (Gavel's throughputs do not separate the cost of spreading
+  over servers);
+- E_j D_j K_j mini-batches: the job's steps, k times them when the steps are per GPU (no
+  throughput for k in the file), so that k colocated V100 workers run the job's measured time;
+  E_j and K_j split them so that each count stays within the model's range (at most a job's
+  D_j - 1 mini-batches more).
+
+The horizon T is ``horizon`` slots, by default twice what a fluid schedule would need (the last
+arrival, plus the jobs' least GPU-slots over the cluster's GPUs, plus the longest job's least
+duration), at most 10,000 (the model's largest). docs/traces.md gives the mapping, and
+:mod:`.flowbound` the flow-time bound of every result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from dlsched.errors import InstanceError, OptionError
+from dlsched.instances.validate import MAX_COUNT
+from dlsched.models.elastic.instance import ElasticInstance, ElasticJob, NodeType, Server
+from dlsched.models.hare.online.traces import (
+    CLUSTER,
+    GPU_TYPES,
+    cluster_of,
+    gavel_trace,
+    manifest,
+    parse_cluster,
+    positive,
+    seconds,
+    trace_files,
+)
+
+#: Seconds per slot by default: six hours.
+SLOT_S = 21600.0
+#: GPUs per server by default.
+GPUS_PER_SERVER = 4
+#: The largest horizon in slots the model accepts.
+HORIZON = 10_000
+#: NIC bandwidth of every worker, MB per second (10 Gbit/s); unused while pi_j = 0.
+NIC_MB_S = 1250.0
+#: The generator's trace parameters (``--param``): see :func:`from_params`.
+TRACE_PARAMS = (
+    "trace",
+    "throughputs",
+    "limit",
+    "cluster",
+    "slot_s",
+    "horizon",
+    "gpus_per_server",
+)
+
+
+def servers_of(cluster: Mapping[str, int], per_server: int) -> tuple[Server, ...]:
+    """Servers of ``per_server`` GPUs of one type each (the last of a type holds the rest)."""
+    out = []
+    for k, gpu in enumerate(GPU_TYPES):
+        left, h = cluster.get(gpu, 0), 0
+        while left > 0:
+            cap = [0.0] * len(GPU_TYPES)
+            cap[k] = float(min(per_server, left))
+            out.append(Server(f"{gpu}-{h}", tuple(cap)))
+            left -= per_server
+            h += 1
+    return tuple(out)
+
+
+def _split(total: int) -> tuple[int, int]:
+    """(E, K) with E K >= total, each at most MAX_COUNT, E K - total < E."""
+    epochs = max(1, math.ceil(total / MAX_COUNT))
+    return epochs, max(1, math.ceil(total / epochs))
+
+
+def read_gavel(
+    trace: Path,
+    throughputs: Path,
+    cluster: Mapping[str, int] | None = None,
+    slot_s: float = SLOT_S,
+    horizon: int | None = None,
+    per_server: int = GPUS_PER_SERVER,
+    limit: int | None = None,
+) -> ElasticInstance:
+    """A Gavel ``.trace`` file as an elastic instance (the first ``limit`` jobs by arrival
+    when given) on ``cluster`` (GPUs per type, default the hare family's), over ``horizon``
+    slots (default :func:`fluid_horizon`'s)."""
+    cluster = dict(CLUSTER if cluster is None else cluster)
+    lines = gavel_trace(trace, throughputs, limit)
+    first = lines[0][0].arrival
+    jobs = []
+    for n, (g, sp) in enumerate(lines):
+        arrival = math.ceil((g.arrival - first) / slot_s - 1e-9)
+        if arrival >= (horizon or HORIZON):
+            raise InstanceError(
+                str(trace),
+                f"line {g.line}, column arrival",
+                g.arrival,
+                f"after the horizon of {horizon or HORIZON} slots of {slot_s:g} s: "
+                "give a longer slot_s",
+            )
+        one, phi, k = sp.one["v100"], sp.phi["v100"], g.scale
+        total = max(1, round(k * g.steps * sp.scaled["v100"] * phi / one))
+        per_worker = math.ceil(total / k)
+        epochs, batches = _split(per_worker)
+        reduce = one * (1 / phi - 1) * k / (k - 1) if k > 1 else 0.0
+        jobs.append(
+            ElasticJob(
+                name=f"t{n}",
+                arrival=arrival,
+                weight=1.0,
+                epochs=epochs,
+                chunks=k,
+                minibatches_per_chunk=batches,
+                minibatch_time=tuple(sp.one[t] / slot_s for t in GPU_TYPES),
+                gradient_mb=0.0,
+                reduce_time=reduce / slot_s,
+            )
+        )
+    spec = ":".join(str(cluster.get(t, 0)) for t in GPU_TYPES)
+    workers = tuple(
+        NodeType(t, tuple(float(k == i) for i in range(len(GPU_TYPES))), NIC_MB_S * slot_s)
+        for k, t in enumerate(GPU_TYPES)
+    )
+    inst = ElasticInstance(
+        name=Path(trace).stem,
+        architecture="ring",
+        horizon=horizon or HORIZON,
+        resources=GPU_TYPES,
+        servers=servers_of(cluster, per_server),
+        worker_types=workers,
+        ps_types=(),
+        jobs=tuple(jobs),
+        slot_seconds=slot_s,
+        description=f"Gavel trace {Path(trace).name} on v100:p100:k80 = {spec}, "
+        f"{per_server} GPUs per server, slots of {slot_s:g} s",
+    )
+    return inst if horizon is not None else replace(inst, horizon=fluid_horizon(inst))
+
+
+def fluid_horizon(inst: ElasticInstance) -> int:
+    """Twice the last arrival plus the jobs' least worker-slots over the cluster's workers
+    plus the longest least duration (:func:`.flowbound.least_use`), at most
+    :data:`HORIZON`."""
+    from dlsched.models.elastic.flowbound import least_use, most_workers
+
+    most = most_workers(inst)
+    got = [least_use(inst, j, most) for j in range(inst.num_jobs)]
+    work = math.fsum(float(u.min()) for _, u in got)
+    fluid = max(j.arrival for j in inst.jobs) + work / max(1, sum(most)) + max(d for d, _ in got)
+    return min(HORIZON, math.ceil(2 * fluid))
+
+
+def _horizon(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= HORIZON:
+        raise OptionError("horizon", value, f"expected an integer from 1 to {HORIZON}")
+    return value
+
+
+def from_params(servers: int | None, params: Mapping[str, Any]) -> ElasticInstance:
+    """The generator's trace mode (``--param trace=FILE``): ``trace``, ``throughputs``,
+    ``limit`` and ``cluster`` (GPUs per type) as the hare family reads them, by default
+    ``servers`` servers in thirds of each type; ``gpus_per_server`` (default
+    :data:`GPUS_PER_SERVER`), ``slot_s`` (default :data:`SLOT_S`), ``horizon`` (default
+    :func:`fluid_horizon`'s). Every seed gives the same instance."""
+    trace, tput = trace_files(params, TRACE_PARAMS)
+    per = positive("gpus_per_server", params.get("gpus_per_server", GPUS_PER_SERVER))
+    per = per or GPUS_PER_SERVER
+    cluster = parse_cluster(params.get("cluster"), None)
+    if params.get("cluster") is None and servers is not None:
+        cluster = {t: n * per for t, n in cluster_of(servers).items()}
+    return read_gavel(
+        trace,
+        tput,
+        cluster,
+        seconds("slot_s", params.get("slot_s", SLOT_S), 1.0),
+        _horizon(params.get("horizon")),
+        per,
+        positive("limit", params.get("limit")),
+    )
+
+
+def load_trace(path: Path) -> ElasticInstance:
+    """A Gavel trace read as an elastic instance with the defaults of :func:`from_params`."""
+    return from_params(None, {"trace": str(path)})
+
+
+def read_manifest(data: Mapping[str, Any], source: str) -> ElasticInstance:
+    """An instance file naming a trace: ``{"family": "elastic", "name": ..., "trace":
+    {"path": ..., PARAMETER: ...}}`` (the parameters of :func:`from_params`)."""
+    return manifest(data, source, TRACE_PARAMS, lambda params: from_params(None, params))
+
+
+__all__ = [
+    "GPUS_PER_SERVER",
+    "HORIZON",
+    "SLOT_S",
+    "TRACE_PARAMS",
+    "fluid_horizon",
+    "from_params",
+    "load_trace",
+    "read_gavel",
+    "read_manifest",
+    "servers_of",
+]
