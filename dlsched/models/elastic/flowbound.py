@@ -14,8 +14,15 @@ out keeps the bound valid). Weigh resource r by a_r >= 0: job j uses at least p_
 (sum_r a_r e_mr) W_jm units, done by c_j, and the cluster gives at most A = sum_r a_r sum_h
 C_hr units per slot. As for the hare family (:mod:`dlsched.models.hare.online.bounds`, whose
 search over the weights is used), the sum of completions is at least that of SRPT with sizes
-p_j / A and releases a_j on one machine (Goemans' bound for unequal weights), and any weights
-are valid; the best found is kept.
+p_j / A and releases a_j on one machine, and any weights are valid; the best found is kept.
+
+Mean busy times. Count a run of d slots as using p_j / d units in each of its slots (at most
+what its workers hold, so still at most A in all): job j then uses the pooled machine at a
+rate of at most p_j / d_j^min, and its completion is its mean busy time plus d / 2 >= d_j^min /
+2. The mean busy times of any schedule satisfy Goemans' LP relaxation of 1|r_j, pmtn|sum w_j
+C_j, whose optimum is the preemptive WSPT schedule's, so sum w_j c_j >= sum w_j (M_j^WSPT +
+max(p_j / A, d_j^min) / 2) (:func:`~dlsched.models.hare.online.bounds.wspt_bound`); with equal
+weights, SRPT's optimum too, the larger one kept.
 
 Flow time: the arrivals are data, so sum (c_j - a_j) >= B - sum a_j for every bound B on
 sum c_j; in seconds, times ``slot_seconds``.
@@ -70,13 +77,15 @@ def flow_bound(inst: ElasticInstance, deadline: Deadline = NEVER) -> FlowBound:
     (:func:`~dlsched.models.hare.online.bounds.relaxations`)."""
     most = most_workers(inst)
     got = [least_use(inst, j, most) for j in range(inst.num_jobs)]
+    least = [d for d, _ in got]
     return relaxations(
         [float(job.arrival) for job in inst.jobs],
         [job.weight for job in inst.jobs],
-        [d for d, _ in got],
+        least,
         np.array([u for _, u in got]),
         np.array([t.demand for t in inst.worker_types], dtype=float),
         np.array([s.capacity for s in inst.servers], dtype=float).sum(axis=0),
+        least,  # a run of d slots holds its workers alike in each: spread over d >= the least
         deadline,
     )
 

@@ -10,23 +10,31 @@ lasts at least the least over ways of sharing the |D_n| tasks of the largest suc
 |D_n| smallest are a choice of c_m per GPU; taking them is the best sharing). Rounds run one
 after another from the arrival, so C_n - a_n >= |R_n| rho_n.
 
-Pooled (:func:`pooled_bound`). Weigh GPU m by a capacity a_m >= 0. A task of job n on GPU m
-holds it for T^c_nm, i.e. a_m T^c_nm units of capacity, at least u_n = min_m a_m T^c_nm; the
-job needs p_n = |R_n| |D_n| u_n units, done by C_n, and the GPUs give at most A = sum_m a_m
-units per unit of time. So the completions of any schedule are those of a preemptive schedule
-of sizes p_n / A with releases a_n on one machine of unit speed, and the sum of completion
-times is at least that of SRPT there (optimal for 1|r_j, pmtn|sum C_j). Any a is valid; the
-bound takes the best of a few (:func:`best_weights`), weights per class of GPUs with the same
-training times (Gavel's three types on a trace). With unrelated speeds (Gavel's K80 runs a
-ResNet-18 at a tenth of a V100's speed and a recommendation model at 1.5 times), a_m = 1
-(GPU-time) counts every GPU as the fastest and is loose; the best weights are near each type's
-typical speed.
+Pooled (:func:`pooled_value`, :func:`relaxations`). Weigh GPU m by a capacity a_m >= 0. A
+task of job n on GPU m holds it for T^c_nm, i.e. a_m T^c_nm units of capacity, at least u_n =
+min_m a_m T^c_nm; the job needs p_n = |R_n| |D_n| u_n units, done by C_n, and the GPUs give at
+most A = sum_m a_m units per unit of time. So the completions of any schedule are those of a
+preemptive schedule of sizes p_n / A with releases a_n on one machine of unit speed, and the
+sum of completion times is at least that of SRPT there (optimal for 1|r_j, pmtn|sum C_j). Any
+a is valid; the bound takes the best found (:func:`best_weights`), weights per class of GPUs
+with the same training times (Gavel's three types on a trace). With unrelated speeds (Gavel's
+K80 runs a ResNet-18 at a tenth of a V100's speed and a recommendation model at 1.5 times),
+a_m = 1 (GPU-time) counts every GPU as the fastest and is loose; the best weights are near
+each type's typical speed.
 
-Weighted. For sum w_n C_n the pooled machine gives Goemans' bound (:func:`wspt_bound`): the
-preemptive WSPT schedule's sum_n w_n (M_n + p_n / 2), M_n its mean busy time, is the optimum of
-an LP relaxation of 1|r_j, pmtn|sum w_j C_j (Goemans 1996), hence at most that of any schedule;
-with equal weights SRPT's optimum, which is larger, is used. The per-job bound adds
-sum_n w_n (a_n + |R_n| rho_n). The larger of the two bounds is reported, for each objective.
+Mean busy times (:func:`wspt_bound` with spans). Count a task of job n on GPU m as using
+u_n / T^c_nm <= a_m units per unit of time (so still at most A in all, and p_n per job). At
+most |D_n| tasks of job n run at once (a round's), so it uses the machine at a rate of at most
+p_n / s_n, s_n = |R_n| |D_n| / (sum of 1 / T^c_nm over its |D_n| fastest GPUs); its completion
+is then at least its mean busy time M_n plus s_n / 2 (the latest M_n for a given C_n puts the
+use at the highest rate just before C_n). The mean busy times of any schedule satisfy the LP
+relaxation of 1|r_j, pmtn|sum w_j C_j whose optimum is the preemptive WSPT schedule's
+(Goemans, IPCO 1996), so sum w_n C_n >= sum w_n (M_n^WSPT + max(p_n, s_n) / 2); without spans
+(s = p) it is Goemans' bound itself. With equal weights SRPT's optimum is the other pooled
+bound, the larger one is used.
+
+The per-job bound gives sum_n w_n (a_n + |R_n| rho_n); the larger of the per-job and pooled
+bounds is reported, for the flow time (weights 1) and for the weighted completion time.
 
 Flow time: the arrivals are data, so sum (C_n - a_n) >= B - sum a_n for every bound B on
 sum C_n (as ddlwmp's, docs/traces.md).
@@ -59,11 +67,15 @@ MIN_TRIES = 8
 
 
 def wspt_bound(
-    releases: Sequence[float], sizes: Sequence[float], weights: Sequence[float]
+    releases: Sequence[float],
+    sizes: Sequence[float],
+    weights: Sequence[float],
+    spans: Sequence[float] | None = None,
 ) -> float:
-    """Goemans' lower bound on 1|r_j, pmtn|sum w_j C_j: sum_j w_j (M_j + p_j / 2), M_j the mean
+    """Goemans' lower bound on 1|r_j, pmtn|sum w_j C_j, sum_j w_j (M_j + p_j / 2), M_j the mean
     busy time of job j in the preemptive WSPT schedule (the available job of largest w_j / p_j
-    runs; a job of size 0 completes at its release)."""
+    runs; a job of size 0 completes at its release); with ``spans``, s_j / 2 for p_j / 2
+    where larger (s_j: the least time over which job j's processing can be spread)."""
     order = sorted(range(len(releases)), key=lambda j: releases[j])
     heap: list[tuple[float, int]] = []
     busy = [0.0] * len(releases)  # integral of t over the job's processing
@@ -88,19 +100,24 @@ def wspt_bound(
     total = 0.0
     for j, p in enumerate(sizes):
         mean = busy[j] / p if p > 0 else releases[j]
-        total += weights[j] * (mean + p / 2)
+        total += weights[j] * (mean + max(p, spans[j] if spans is not None else 0.0) / 2)
     return total
 
 
 def single_machine(
-    releases: Sequence[float], sizes: Sequence[float], weights: Sequence[float] | None
+    releases: Sequence[float],
+    sizes: Sequence[float],
+    weights: Sequence[float] | None,
+    spans: Sequence[float] | None = None,
 ) -> float:
-    """A lower bound on sum_j w_j C_j of 1|r_j, pmtn| with these sizes: SRPT's optimum when
-    the weights are equal (None: all 1), else Goemans' :func:`wspt_bound`."""
-    if weights is None or len(set(weights)) <= 1:
-        w = 1.0 if weights is None or not len(weights) else float(weights[0])
-        return w * srpt_total(releases, sizes)
-    return wspt_bound(releases, sizes, weights)
+    """A lower bound on sum_j w_j C_j of 1|r_j, pmtn| with these sizes: :func:`wspt_bound`
+    (with ``spans`` when given), and SRPT's optimum when the weights are equal (None: all 1)
+    if that is larger."""
+    w = [1.0] * len(sizes) if weights is None else list(weights)
+    goemans = wspt_bound(releases, sizes, w, spans)
+    if len(set(w)) > 1:
+        return goemans
+    return max(goemans, (w[0] if w else 1.0) * srpt_total(releases, sizes))
 
 
 def pooled_value(
@@ -109,18 +126,19 @@ def pooled_value(
     cost: np.ndarray,
     capacity: float,
     weights: Sequence[float] | None = None,
+    spans: Sequence[float] | None = None,
 ) -> float:
     """The pooled bound at unit costs ``cost`` (per kind of worker; sum_r a_r e_mr for
     resources of weights a_r): ``work[n, m]`` is the least time job n holds workers of kind m
     when it runs on them only, ``capacity`` the units the cluster gives per unit of time
     (sum_r a_r C_r); ``inf`` work: kind m cannot run job n. Sizes min_m cost_m work[n, m] /
-    capacity on one machine of unit speed."""
+    capacity on one machine of unit speed; ``spans``: see :func:`relaxations`."""
     if capacity <= 0:
         return 0.0
     units = np.where(np.isfinite(work), work * cost[None, :], np.inf)
     sizes = np.min(units, axis=1) / capacity
     sizes[~np.isfinite(sizes)] = 0.0  # a job no kind can run: no schedule, 0 stays valid
-    return single_machine(releases, sizes.tolist(), weights)
+    return single_machine(releases, sizes.tolist(), weights, spans)
 
 
 def _simplex(classes: int, steps: int) -> list[np.ndarray]:
@@ -220,18 +238,21 @@ def relaxations(
     work: np.ndarray,
     demand: np.ndarray,
     supply: np.ndarray,
+    spans: Sequence[float],
     deadline: Deadline = NEVER,
 ) -> FlowBound:
     """The per-job and pooled bounds, the larger of each: ``alone[n]``, the least time from
     job n's arrival to its completion; ``work[n, m]``, the least time it holds workers of kind
     m when it runs on them only (inf: it cannot); ``demand[m, r]``, what one worker of kind m
-    holds of resource r; ``supply[r]``, the cluster's total of r. Resource weights a are
-    searched (:func:`best_weights`): costs ``demand @ a``, capacity ``supply @ a``."""
+    holds of resource r; ``supply[r]``, the cluster's total of r; ``spans[n]``, the least time
+    over which job n's share of the pooled machine can be spread (its most parallel run).
+    Resource weights a are searched (:func:`best_weights`): costs ``demand @ a``, capacity
+    ``supply @ a``."""
     tries = max(MIN_TRIES, SEARCH_WORK // max(1, len(arrivals)))
     sum_a = math.fsum(arrivals)
 
     def total(a: np.ndarray, w: Sequence[float] | None = None) -> float:
-        return pooled_value(arrivals, work, demand @ a, float(supply @ a), w)
+        return pooled_value(arrivals, work, demand @ a, float(supply @ a), w, spans)
 
     pooled, a = best_weights(total, len(supply), tries, deadline)
     flow = max(math.fsum(alone), pooled - sum_a)
@@ -252,6 +273,9 @@ def flow_bound(instance: HareInstance, deadline: Deadline = NEVER) -> FlowBound:
     first = np.array([np.flatnonzero(of == k)[0] for k in range(len(counts))])
     tasks = np.array([j.rounds * j.tasks_per_round for j in jobs], dtype=float)
     work = tasks[:, None] * instance.tc[:, first]  # GPU time of job n on class k only
+    speed = -np.sort(-1.0 / instance.tc, axis=1)  # tasks per unit of time, fastest GPU first
+    top = np.cumsum(speed, axis=1)
+    most = [top[n, min(j.tasks_per_round, instance.num_gpus) - 1] for n, j in enumerate(jobs)]
     return relaxations(
         [j.arrival for j in jobs],
         [j.weight for j in jobs],
@@ -259,6 +283,7 @@ def flow_bound(instance: HareInstance, deadline: Deadline = NEVER) -> FlowBound:
         work,
         np.eye(len(counts)),
         counts.astype(float),
+        (tasks / np.array(most)).tolist(),  # its tasks at most |D_n| at once, fastest GPUs
         deadline,
     )
 
