@@ -293,10 +293,13 @@ def test_the_command_lines_solve_is_the_apis(capsys, monkeypatch) -> None:
 
 def test_the_command_lines_methods_are_the_apis_table(capsys) -> None:
     assert main(["methods", "elastic"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out.splitlines()
+    lines = [line for line in out if not line.startswith(" ")]  # a guarantee goes under its row
     table = dlsched.methods("elastic")
     assert [line.split()[0] for line in lines] == table.name.tolist()
     assert [line.endswith("[exact]") for line in lines] == table.exact.tolist()
+    guarantees = [line.split("guarantee: ", 1)[1] for line in out if line.startswith(" ")]
+    assert guarantees == [g for g in table.guarantee if g]
 
 
 @pytest.mark.parametrize("argv", [["generate", "hare", "--jobs", "2", "--gpus", "2"],
