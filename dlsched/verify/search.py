@@ -8,8 +8,9 @@ violation; against a constant bound the ordering of the ratio itself), the ratio
 empirical claim. Only rows whose reference is certified (an optimum, or a quantity computed
 exactly) are scored: a ratio to a mere lower bound overstates, and is counted as a solve only.
 
-**How.** ``batch`` chains of simulated annealing (Metropolis on the logarithm of the score,
-a temperature that cools per step), each proposing one move per batch on the raw instance
+**How.** ``batch`` / :data:`OFFSPRING` chains of simulated annealing (Metropolis on the
+logarithm of the score, a temperature that cools per step), each proposing
+:data:`OFFSPRING` moves per batch on the raw instance, the best of which is its step
 (:mod:`.moves`: change one number, scale a job, add or remove a job, task, round, GPU or server,
 merge two); a chain that has not improved for :data:`PATIENCE` steps restarts from a fresh
 seeded draw or from an elite point; a tabu set keeps any point from being solved twice. Every
@@ -72,9 +73,12 @@ SEARCH_JSON = "search.json"
 #: Candidates per batch (the chains of simulated annealing); fixed, so that a search resumed
 #: with another number of processes proposes the same candidates.
 BATCH = 8
+#: Candidates each chain proposes per batch from its point (the best of them is its step):
+#: a batch holds BATCH // OFFSPRING chains.
+OFFSPRING = 4
 #: Steps without improvement after which a chain restarts: from an elite point with
 #: probability ELITE, else from a fresh seeded draw.
-PATIENCE, ELITE = 15, 0.75
+PATIENCE, ELITE = 8, 0.75
 #: While the landscape is flat (half the scored candidates tie with the best: every instance
 #: met the claim exactly, say), a slot proposes a fresh draw with this probability: local moves
 #: have no slope to follow, and independent draws find a needle as a sample does.
@@ -343,7 +347,7 @@ class Hunt:
     at_best: int = 0  # of which tie with the best
 
     def __post_init__(self) -> None:
-        self.chains = [Chain() for _ in range(self.batch)]
+        self.chains = [Chain() for _ in range(max(1, self.batch // OFFSPRING))]
         digest = hashlib.sha256(f"{self.theorem.id}|{self.method}".encode()).digest()
         self.base = [self.seed, int.from_bytes(digest[:4], "big")]
 
@@ -402,12 +406,13 @@ class Hunt:
             return False
 
     def weights(self) -> dict[str, float]:
-        """Each move's weight times its success rate so far (wins + 1) / (tries + 2): the
-        moves that improve a chain on this pair are drawn more often."""
+        """Each move's weight times 0.1 + its success rate so far, (wins + 1) / (tries + 2):
+        the moves that improve a chain on this pair are drawn more often, and none is
+        forgotten (a job added may pay only after a few more moves)."""
         out = {}
         for name, (_, base) in moves.MOVES.items():
             tries, wins = self.credit.get(name, [0, 0])
-            out[name] = base * (wins + 1) / (tries + 2)
+            out[name] = base * (0.1 + (wins + 1) / (tries + 2))
         return out
 
     def moved(self, start: Point, rng: np.random.Generator) -> Proposal | None:
@@ -421,11 +426,17 @@ class Hunt:
         return None
 
     def _restart(self, rng: np.random.Generator) -> Proposal | None:
-        if self.elite and rng.random() < ELITE:
-            start = self.elite[int(rng.integers(len(self.elite)))].point
-            got = self.moved(start, rng)
+        if self.elite and rng.random() < ELITE:  # an elite point kicked by 1 to 3 moves
+            got: Proposal | None = None
+            start, kicks = self.elite[int(rng.integers(len(self.elite)))].point, []
+            for _ in range(1 + int(rng.integers(3))):
+                step = self.moved(start, rng)
+                if step is None:
+                    break
+                got, start = step, step.point
+                kicks.append(step.move)
             if got is not None:
-                return Proposal("restart-elite:" + got.move, got.point, None)
+                return Proposal("restart-elite:" + "+".join(kicks), got.point, None)
         point = self.draw(rng)
         return Proposal("draw", point, None) if point is not None else None
 
@@ -444,15 +455,20 @@ class Hunt:
             out = self._cma_proposals()
         else:
             flat = self.flat
-            for i, chain in enumerate(self.chains):
-                stale = chain.stale >= PATIENCE or (flat and rng.random() < FLAT_DRAWS)
-                if chain.current is None or stale:
+            for i in range(self.batch):
+                chain = self.chains[self._chain_of(i)]
+                restart = chain.current is None or chain.stale >= PATIENCE
+                if restart or (flat and rng.random() < FLAT_DRAWS):
                     out.append(self._slot(self._restart(rng)))
                     continue
+                assert chain.current is not None
                 got = self.moved(chain.current.point, rng)
                 out.append(self._slot(Proposal(got.move, got.point, i) if got else None))
         self.pending = out
         return out
+
+    def _chain_of(self, slot: int) -> int:
+        return min(slot // OFFSPRING, len(self.chains) - 1)
 
     def _slot(self, p: Proposal | None) -> Proposal | None:
         if p is not None:
@@ -485,6 +501,7 @@ class Hunt:
         """The batch's results in slot order (None: not solved): counted, scored, and the
         chains moved by the acceptance rule (CMA-ES told the scores of what it asked)."""
         accept = self.rng(1)
+        offspring: dict[int, list[tuple[Proposal, Scored | None]]] = {}
         for i, proposal in enumerate(self.pending):
             got = results[i] if i < len(results) else None
             best_here = self._record(got) if got is not None else None
@@ -492,13 +509,13 @@ class Hunt:
                 continue
             self.seen[proposal.point.key()] = best_here.score if best_here else None
             if proposal.move != "cma":
-                self._step(i, proposal, best_here, accept)
+                offspring.setdefault(self._chain_of(i), []).append((proposal, best_here))
+        for c, children in sorted(offspring.items()):
+            self._step(c, children, accept)
         if self.cma_keys:
             assert self.cma is not None
             self.cma.tell([self.seen.get(k) for k in self.cma_keys])
             self.cma_keys = []
-        else:
-            self.follow_the_winner()
         self.index += 1
         self.pending = []
 
@@ -530,41 +547,32 @@ class Hunt:
             return
         self.elite = sorted([*self.elite, s], key=lambda e: -e.score)[: self.batch]
 
-    def _step(self, i: int, proposal: Proposal, got: Scored | None,
+    def _step(self, c: int, children: list[tuple[Proposal, Scored | None]],
               accept: np.random.Generator) -> None:  # fmt: skip
-        """Slot i's chain after its proposal: a restart takes what it drew; a move is taken
-        when it is no worse, or with probability exp(delta log(score) / temperature); the
-        move is credited when it improves the chain's point."""
-        chain = self.chains[i]
+        """Chain c after its batch: each move credited when it improves the chain's point;
+        the best child taken when it is no worse, or with probability exp(delta log(score) /
+        temperature); a chain whose children are all restarts starts again from the best."""
+        chain = self.chains[c]
         u = float(accept.random())
-        if proposal.chain is None:  # a restart
-            self.chains[i] = Chain(got, got.score if got else -math.inf)
+        scored = [(g, p) for p, g in children if g is not None]
+        best = max(scored, key=lambda x: x[0].score)[0] if scored else None
+        if all(p.chain is None for p, _ in children) or chain.current is None:
+            self.chains[c] = Chain(best, best.score if best else -math.inf)
             return
         chain.temperature = max(COLD, chain.temperature * COOLING)
         chain.stale += 1
-        if chain.current is None:
+        for p, g in children:
+            if p.chain is not None:
+                credit = self.credit.setdefault(p.move, [0, 0])
+                credit[0] += 1
+                credit[1] += g is not None and g.score > chain.current.score
+        if best is None:
             return
-        credit = self.credit.setdefault(proposal.move, [0, 0])
-        credit[0] += 1
-        if got is None:
-            return
-        delta = _log_score(got.score) - _log_score(chain.current.score)
-        credit[1] += delta > 0
+        delta = _log_score(best.score) - _log_score(chain.current.score)
         if delta >= 0 or u < math.exp(delta / chain.temperature):
-            chain.current = got
-        if got.score > chain.best:
-            chain.best, chain.stale = got.score, 0
-
-    def follow_the_winner(self) -> None:
-        """The chain at the lowest score continues from the highest chain's point (go with
-        the winners), so that the batch's effort goes where the ratio is largest."""
-        live = [c for c in self.chains if c.current is not None]
-        if len(live) < 2:
-            return
-        top = max(live, key=lambda c: c.current.score if c.current else -math.inf)
-        low = min(live, key=lambda c: c.current.score if c.current else math.inf)
-        if top is not low and top.current and low.current and top.current.score > low.current.score:
-            low.current, low.best, low.stale, low.temperature = top.current, top.best, 0, HOT
+            chain.current = best
+        if best.score > chain.best:
+            chain.best, chain.stale = best.score, 0
 
 
 # --- the log ------------------------------------------------------------------------------------
@@ -713,33 +721,47 @@ def _save_violation(hunt: Hunt, s: Scored, cx: Path) -> None:
 # --- shrinking, sampling, rows -------------------------------------------------------------------
 
 
+def worst_violations(res: PairResult, count: int) -> list[Scored]:
+    """The ``count`` worst violations of a pair, each point once, worst first."""
+    out: list[Scored] = []
+    for v in sorted(res.hunt.violations, key=lambda s: -s.score):
+        if len(out) < count and all(v.point.key() != o.point.key() for o in out):
+            out.append(v)
+    return out
+
+
 def shrink_worst(results: Sequence[PairResult], directory: Path, options: VerifyOptions,
                  pool: Pool) -> None:  # fmt: skip
-    """The worst violation of each pair shrunk as ``verify --shrink`` does; saved beside it as
-    ``<stem>-min.json`` (once)."""
+    """The ``options.shrink`` worst violations of each pair shrunk as ``verify --shrink``
+    does, each saved beside its violation as ``<stem>-min.json`` (once); the pair's
+    ``minimal`` is its worst violation's."""
     cx = directory / COUNTEREXAMPLES
     calls: list[Call] = []
-    todo = []
+    todo: list[tuple[PairResult, str]] = []
     for res in results:
         t = res.theorem
-        if not res.hunt.violations or options.shrink <= 0 or not t.shrinkable:
+        if not t.shrinkable:
             continue
-        worst = max(res.hunt.violations, key=lambda s: s.score)
-        stem = _stem(t, res.method, worst.point)
-        if (cx / f"{stem}-min.json").exists():
-            res.minimal = f"{COUNTEREXAMPLES}/{stem}-min.json"
-            continue
-        case = (worst.point.case, worst.point.details or {}) if t.replay else None
-        args = (t, worst.point.instance, res.method, options.solve, options.shrink_budget, case)
-        calls.append((shrink_task, args))
-        todo.append((res, stem))
+        for v in worst_violations(res, options.shrink):
+            stem = _stem(t, res.method, v.point)
+            if not (cx / f"{stem}-min.json").exists():
+                case = (v.point.case, v.point.details or {}) if t.replay else None
+                args = (t, v.point.instance, res.method, options.solve, options.shrink_budget,
+                        case)  # fmt: skip
+                calls.append((shrink_task, args))
+                todo.append((res, stem))
     for finished in pool.map(calls, [r.method for r, _ in todo]):
         for n, (data, row, tries) in finished:
             res, stem = todo[n]
             if row is not None:
                 record = {**row, "shrink_tries": tries}
                 save_counterexample(from_dict(data), record, cx, stem=f"{stem}-min")
+    for res in results:
+        for v in worst_violations(res, options.shrink):
+            stem = _stem(res.theorem, res.method, v.point)
+            if (cx / f"{stem}-min.json").exists():
                 res.minimal = f"{COUNTEREXAMPLES}/{stem}-min.json"
+                break
 
 
 def sample(theorem: Theorem, needed: dict[str, int], directory: Path, options: VerifyOptions,
