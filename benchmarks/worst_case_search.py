@@ -73,7 +73,7 @@ def checks(row: dict[str, Any]) -> tuple[bool, bool | None]:
     if b is None:
         return True, None
     at_least = a >= b - 1e-12
-    excess = None if b <= 1 else (math.isinf(a) or (a - 1) >= 1.2 * (b - 1))
+    excess = None if b <= 1 + 1e-9 else (math.isinf(a) or (a - 1) >= 1.2 * (b - 1))
     return at_least, excess
 
 
