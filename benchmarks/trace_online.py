@@ -21,12 +21,15 @@ process, forked from that state (``--parallel`` at once, default 2), as
 - peak MB: the child's maximum resident set (``os.wait4``), what it shares with the process
   it was forked from (imports, the instance, the bound) included.
 
-A last row per trace and family, ``reference``, is a clairvoyant list schedule written here
-(not a policy of the family, not online: it knows every job's size): shortest remaining first
-on the fastest free GPUs for hare (tasks at round boundaries), shortest first on whichever GPU
-type finishes a job soonest for elastic. Every feasible schedule's flow time is at least the
-optimum's, so ``reference / bound`` bounds how far the bound is from the optimum, whatever the
-policies. Below each family's table, per trace: the best policy's flow time over the bound.
+A last row per trace and family, ``reference``, is a clairvoyant list schedule: for hare the
+family's own ``srtf`` baseline (online, clairvoyant about sizes: shortest remaining first on
+the fastest free GPUs, tasks at round boundaries), the same schedule as its ``srtf`` row; for
+elastic one written here (not a policy of the family, not online: it knows every job's size),
+shortest first on whichever GPU type finishes a job soonest. Every feasible schedule's flow
+time is at least the optimum's, so ``reference / bound`` bounds how far the bound is from the
+optimum, whatever the policies. Below each family's table, per trace: the best policy's flow
+time over the bound (hare's clairvoyant baselines ``srtf`` and ``srtf-fit`` among the
+policies).
 
 The PAI simulator (Alibaba's cluster-trace-gpu-v2020/simulator, the simulator of the trace of
 seed 001) published 20,000 jobs on 6,500 GPUs in 51-110 s per policy on its own hardware (its
@@ -66,7 +69,16 @@ TRACES = gavel_dir(ROOT) / "msr-traces-seed0"
 #: The policies of each family, in the order of its table.
 POLICIES = {
     "ddlwmp": tuple(DDLWMP),
-    "hare": ("hlas", "hlas-p", "online-fifo", "2d-las", "sched-homo-unit", "sched-allox-unit"),
+    "hare": (
+        "hlas",
+        "hlas-p",
+        "online-fifo",
+        "2d-las",
+        "sched-homo-unit",
+        "sched-allox-unit",
+        "srtf",
+        "srtf-fit",
+    ),
     "elastic": ("a-online", "a-dual", "a-maxweight", "fifo", "drf", "tiresias", "antman"),
 }
 #: The family's reading of a trace, ``dlsched solve FAMILY:TRACE`` (``ddlwmp``: the suffix).
@@ -174,39 +186,16 @@ def run_policy(policy: str, params: dict[str, Any], limit: float) -> dict[str, A
 
 
 def hare_reference() -> dict[str, Any]:
-    """Shortest remaining first (rounds left x least round time), each ready task on the
-    fastest free GPU for its job, on the hare engine; its flow time and the family's bound."""
+    """The family's ``srtf`` policy (shortest remaining first, each ready task on the fastest
+    free GPU for its job, tasks at round boundaries): its flow time and the family's bound."""
     from dlsched.models.hare.check import check_schedule
     from dlsched.models.hare.online.bounds import cached, flow_bound
-    from dlsched.models.hare.online.common import OnlineHare, run_policy
+    from dlsched.models.hare.online.clairvoyant import srtf
+    from dlsched.models.hare.online.common import run_policy
 
     inst = INSTANCE
-
-    class Shortest(OnlineHare):
-        def __init__(self) -> None:
-            super().__init__(inst)
-            self.per = inst.tc + inst.ts
-            self.best = self.per.min(axis=1)
-
-        def left(self, n: int) -> float:
-            job = inst.jobs[n]
-            return (job.rounds - self.jobs[n].rounds_done) * job.tasks_per_round * self.best[n]
-
-        def assign(self, now: float) -> list[Any]:
-            out: list[Any] = []
-            free = set(self.free_gpus)
-            for n in sorted(self.ready, key=lambda n: (self.left(n), n)):
-                for g in sorted(free, key=lambda m: (self.per[n][m], m)):  # noqa: B023
-                    if self.jobs[n].left == 0:
-                        break
-                    out.append(self.start_task(n, g, now))
-                    free.discard(g)
-                if not free:
-                    break
-            return out
-
     t = time.perf_counter()
-    schedule, _ = run_policy(inst, Shortest())
+    schedule, _ = run_policy(inst, srtf(inst))
     done = check_schedule(inst, schedule).completion
     flow = math.fsum(c - j.arrival for c, j in zip(done, inst.jobs, strict=True))
     seconds = time.perf_counter() - t

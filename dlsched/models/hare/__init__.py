@@ -24,7 +24,11 @@ FAMILY = LazyFamily(
     __name__,
     "Chen et al., Hare, HPDC 2022 (seed 002)",
     check=".check:check_schedule",
-    methods=(".methods:METHODS", ".online.methods:ONLINE_METHODS"),
+    methods=(
+        ".methods:METHODS",
+        ".online.methods:ONLINE_METHODS",
+        ".online.methods:CLAIRVOYANT_METHODS",
+    ),
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
 

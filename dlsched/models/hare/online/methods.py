@@ -1,5 +1,7 @@
 """The online hare methods (Chen et al., IEEE TCC 2024): ``run(instance, MethodOptions) ->
-Outcome`` for every entry of :data:`ONLINE_METHODS`. Each simulates a non-clairvoyant policy
+Outcome`` for every entry of :data:`ONLINE_METHODS` and :data:`CLAIRVOYANT_METHODS`. Each
+simulates an online policy (non-clairvoyant, but for the clairvoyant baselines of
+:data:`CLAIRVOYANT_METHODS`, which know each arrived job's size: :mod:`.clairvoyant`)
 on the shared engine (:mod:`dlsched.simulate`), turns what trained where into a hare
 ``TaskSchedule`` and hands it to :func:`~dlsched.result.verified_outcome`: the hare checker's
 objective (sum of weighted completion times) is the one reported, so the offline ``exact``
@@ -29,6 +31,7 @@ from .baselines import (
     sched_homo_unit,
     two_d_las,
 )
+from .clairvoyant import SLOWDOWN, srtf
 from .common import OnlineHare, average_jct, run_policy
 from .grouping import Groups, group_gpus
 from .hlas import HLAS, QUEUES, Thresholds, default_quantum, make_thresholds
@@ -110,6 +113,16 @@ def _two_d_las(instance: HareInstance, options: MethodOptions) -> tuple[OnlineHa
 
 def _plain(make: Callable[[HareInstance], OnlineHare]) -> Callable[..., tuple[OnlineHare, dict]]:
     return lambda instance, options: (make(instance), {})
+
+
+def _srtf(fit: bool) -> Callable[[HareInstance, MethodOptions], tuple[OnlineHare, dict]]:
+    def build(instance: HareInstance, options: MethodOptions) -> tuple[OnlineHare, dict]:
+        if not fit:
+            return srtf(instance), {"clairvoyant": True}
+        slowdown = options.param("slowdown", SLOWDOWN)
+        return srtf(instance, slowdown), {"clairvoyant": True, "slowdown": slowdown}
+
+    return build
 
 
 def _online(name: str, build: Callable[..., tuple[OnlineHare, dict]]) -> Callable[..., Outcome]:
@@ -211,4 +224,22 @@ ONLINE_METHODS: dict[str, Method] = method_table(
 #: The policies a sweep or benchmark runs by default.
 ONLINE_POLICIES = tuple(ONLINE_METHODS)
 
-__all__ = ["EXACT_GROUPING_GPUS", "ONLINE_METHODS", "ONLINE_POLICIES"]
+#: Online baselines that know each arrived job's size (not the paper's, nor among the
+#: non-clairvoyant policies its claims compare): :mod:`.clairvoyant`.
+CLAIRVOYANT_METHODS: dict[str, Method] = method_table(
+    Method(
+        "srtf",
+        _online("srtf", _srtf(False)),
+        "online, clairvoyant baseline: shortest remaining time first, each task on the "
+        "fastest free GPU for its job",
+    ),
+    Method(
+        "srtf-fit",
+        _online("srtf-fit", _srtf(True)),
+        "online, clairvoyant baseline: SRTF on the GPUs that run the job at most `slowdown` "
+        f"(default {SLOWDOWN:g}) times as long as its fastest; other GPUs wait",
+        params=("slowdown",),
+    ),
+)
+
+__all__ = ["CLAIRVOYANT_METHODS", "EXACT_GROUPING_GPUS", "ONLINE_METHODS", "ONLINE_POLICIES"]
