@@ -110,6 +110,24 @@ def alpha_floor(job: Job, cluster: Cluster) -> float:
     return out
 
 
+def shape_alpha_lower(
+    instance: DdlwmpInstance, limit: float = 10.0, deadline: Deadline = NEVER
+) -> np.ndarray:
+    """Per job shape (``instance.shapes``): a proven lower bound on alpha^min in ms, the larger
+    of :func:`alpha_min_lower` (with ``limit`` and ``deadline``) and :func:`alpha_floor`."""
+    c, jobs = instance.cluster, instance.jobs
+    reps = [jobs[i] for i in instance.shapes.first]
+    return np.array([max(alpha_min_lower(j, c, limit, deadline), alpha_floor(j, c)) for j in reps])
+
+
+def least_runs(instance: DdlwmpInstance, deadline: Deadline = NEVER) -> np.ndarray:
+    """Per job: a lower bound on its run time in seconds in every schedule, placement-aware or
+    pooled, n_i alpha_i^min / 1000 with alpha^min bounded by :func:`shape_alpha_lower`."""
+    low = shape_alpha_lower(instance, deadline=deadline)
+    n = np.array([j.iterations for j in instance.jobs], dtype=float)
+    return n * low[instance.shapes.of_job] / 1000.0
+
+
 @dataclass(frozen=True)
 class SrptBound:
     bound: float
@@ -126,7 +144,7 @@ def srpt_bound(
     with ``limit`` and ``deadline``, and :func:`alpha_floor`)."""
     c, jobs, shapes = instance.cluster, instance.jobs, instance.shapes
     reps = [jobs[i] for i in shapes.first]
-    low = np.array([max(alpha_min_lower(j, c, limit, deadline), alpha_floor(j, c)) for j in reps])
+    low = shape_alpha_lower(instance, limit, deadline)
     tilde = np.array([alpha_tilde_min(j, c)[0] for j in reps])
     top = np.array([max(alpha_max_ms(j, c), t) for j, t in zip(reps, tilde, strict=True)])
     # alpha~^min <= rho alpha^min must hold for Lemma 1 (docs/errata.md)
@@ -154,6 +172,8 @@ __all__ = [
     "alpha_floor",
     "alpha_min_lower",
     "flow_time_bound",
+    "least_runs",
+    "shape_alpha_lower",
     "srpt_bound",
     "srpt_total",
 ]

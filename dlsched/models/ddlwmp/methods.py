@@ -18,7 +18,7 @@ from dlsched.solvers.deadline import NEVER, Deadline
 
 if TYPE_CHECKING:
     from dlsched.models.ddlwmp.model import Share
-    from dlsched.models.ddlwmp.online import PolicyTimeUp
+    from dlsched.models.ddlwmp.online import PolicyTimeUp, Reserve
 
     #: the LP relaxation's solution: each job's shares (option, start, run, weight)
     LpShares = tuple[tuple[Share, ...], ...]
@@ -171,6 +171,18 @@ def _tau(opts: MethodOptions) -> float:
     return float(tau)
 
 
+def _reserve(opts: MethodOptions) -> Reserve:
+    """``wcs-reserve``'s rule from ``--param long_s=`` (seconds) and ``reserve=`` (a share)."""
+    from dlsched.models.ddlwmp.online import Reserve
+
+    long_s, share = opts.param("long_s", Reserve.long_s), opts.param("reserve", Reserve.share)
+    if isinstance(long_s, bool) or not isinstance(long_s, int | float) or not 0 <= long_s <= 1e12:
+        raise OptionError("long_s", long_s, "expected a number of seconds from 0 to 1e12")
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share < 1:
+        raise OptionError("reserve", share, "expected a share from 0 to below 1")
+    return Reserve(float(long_s), float(share))
+
+
 def _with_predictor(
     instance: DdlwmpInstance, opts: MethodOptions
 ) -> tuple[DdlwmpInstance, dict[str, Any]]:
@@ -210,8 +222,11 @@ def _online(name: str) -> Any:
         deadline = opts.deadline
         instance, info = _with_predictor(instance, opts)
         pooled = opts.param("pooled", False)
+        rule = _reserve(opts) if name == "wcs-reserve" else None
         try:
-            schedule, stats = run_policy(instance, name, _tau(opts), None, deadline, pooled)
+            schedule, stats = run_policy(
+                instance, name, _tau(opts), None, deadline, pooled, reserve=rule
+            )
         except PolicyTimeUp as cut:
             return cut_outcome(instance, name, cut, deadline, info)
         out = verified_outcome(
@@ -230,6 +245,8 @@ _ONLINE = {
     "wcs-duration": "work-conserving by predicted duration",
     "wcs-workload": "work-conserving by predicted workload",
     "wcs-subtime": "work-conserving by submission time",
+    "wcs-reserve": "wcs-duration with a reserve: jobs predicted longer than long_s (default a"
+    " day) hold at most 1 - reserve (default 3/4) of the GPUs together; not of the paper",
 }
 
 #: what the LP roundings round, and their guarantee (dlsched/models/ddlwmp/rounding.py says why)
@@ -265,7 +282,9 @@ METHODS: dict[str, Method] = method_table(
             _online(name),
             summary,
             False,
-            (("tau",) if "srpt" in name else ()) + ("predictor", "train_share", "pooled"),
+            (("tau",) if "srpt" in name else ())
+            + (("long_s", "reserve") if name == "wcs-reserve" else ())
+            + ("predictor", "train_share", "pooled"),
         )
         for name, summary in _ONLINE.items()
     ),

@@ -48,7 +48,7 @@ import math
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -303,16 +303,18 @@ def flow_details(
     }
 
 
-#: id(instance) -> (weak reference to it, its bound): the policies compared on one instance
-#: share one bound (only a bound no deadline cut is kept).
-_BOUNDS: dict[int, tuple[weakref.ref[Any], FlowBound]] = {}
+#: (id(instance), make) -> (weak reference to it, its bound): the policies compared on one
+#: instance share one bound (only a bound no deadline cut is kept).
+_BOUNDS: dict[tuple[int, Any], tuple[weakref.ref[Any], Any]] = {}
+_Bound = TypeVar("_Bound")
 
 
 def cached(
-    instance: Any, make: Callable[[Any, Deadline], FlowBound], deadline: Deadline = NEVER
-) -> FlowBound:
-    """``make(instance, deadline)``, computed once per instance object."""
-    key = id(instance)
+    instance: Any, make: Callable[[Any, Deadline], _Bound], deadline: Deadline = NEVER
+) -> _Bound:
+    """``make(instance, deadline)``, computed once per instance object (and ``make``: the
+    ddlwmp family keeps its own bound here too)."""
+    key = (id(instance), make)
     hit = _BOUNDS.get(key)
     if hit is not None and hit[0]() is instance:
         return hit[1]
