@@ -10,8 +10,10 @@ This module imports neither :mod:`dlsched.bounds` nor :mod:`dlsched.verify`: bot
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +44,8 @@ WORKER_CONFIG = {
 #: about this long, from the times their first calls took (:class:`Batcher`). A task of a few
 #: milliseconds costs Dask more than it computes.
 TASK_SECONDS = 0.3
+#: how long a pool trusts the worker count it last asked the scheduler for
+SIZE_SECONDS = 5.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,12 +81,15 @@ class Batcher:
     task should last ``target`` seconds, judged from the median time of the last calls of that
     kind that finished; a kind not seen yet goes one call per task. A task never takes more than
     1 / (2 x processes) of the calls not yet submitted, so the last tasks are small and the
-    processes finish together. ``target`` 0: one call per task."""
+    processes finish together. ``target`` 0: one call per task. ``seen``: the times already
+    observed per kind (a pool's, shared by its maps, so a search's small batches are grouped
+    from the first)."""
 
-    def __init__(self, kinds: Sequence[Any], processes: int, target: float = TASK_SECONDS) -> None:
+    def __init__(self, kinds: Sequence[Any], processes: int, target: float = TASK_SECONDS,
+                 seen: dict[Any, list[float]] | None = None) -> None:  # fmt: skip
         self.kinds, self.processes, self.target = list(kinds), max(1, processes), target
         self.next_index = 0
-        self.seen: dict[Any, list[float]] = {}
+        self.seen: dict[Any, list[float]] = {} if seen is None else seen
 
     def observe(self, kind: Any, seconds: float) -> None:
         times = self.seen.setdefault(kind, [])
@@ -146,15 +153,19 @@ class Pool:
     """Where tasks run: in this process (``processes == 0``), or on Dask, the cluster started
     on first use (a LocalCluster of ``processes`` processes, or the client of ``scheduler``)
     and shared by every :meth:`map` until the pool is closed. ``preload``: the modules a worker
-    needs (imported once, by the fork server the LocalCluster's workers are forked from)."""
+    needs (imported once, by the fork server the LocalCluster's workers are forked from, or
+    here before the first call when the tasks run in this process)."""
 
     def __init__(self, options: RunnerOptions, preload: Sequence[str] = ()) -> None:
         self.serial = options.processes == 0 and options.scheduler is None
         self.processes, self.scheduler = options.processes, options.scheduler
         self.target = options.task_seconds
         self.preload = list(dict.fromkeys(["distributed", "numpy", __name__, *preload]))
+        self.needed = list(preload)  # in this process: imported before the first call
         self.client: Any = None
         self.cluster: Any = None
+        self.seen: dict[Any, list[float]] = {}  # call times per kind, across maps
+        self._size: tuple[float, int] | None = None  # (when asked, workers)
 
     def __enter__(self) -> Pool:
         return self
@@ -188,7 +199,11 @@ class Pool:
         """Worker processes (those connected to the scheduler; 1 in this process)."""
         if self.serial:
             return 1
-        return max(1, len(self.start().scheduler_info().get("workers", {})))
+        now = time.monotonic()
+        if self._size is None or now - self._size[0] > SIZE_SECONDS:
+            workers = len(self.start().scheduler_info().get("workers", {}))
+            self._size = (now, max(1, workers))
+        return self._size[1]
 
     def map(self, calls: Sequence[Call], kinds: Sequence[Any] | None = None,
             ) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
@@ -198,8 +213,11 @@ class Pool:
         if not calls:
             return
         batcher = Batcher(kinds if kinds is not None else [0] * len(calls), self.size(),
-                          self.target)  # fmt: skip
+                          self.target, self.seen)  # fmt: skip
         if self.serial:
+            for module in self.needed:
+                importlib.import_module(module)
+            self.needed = []
             while picked := batcher.take():
                 yield self._finished(batcher, picked, run_calls([calls[i] for i in picked]))
             return

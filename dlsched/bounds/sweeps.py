@@ -147,12 +147,14 @@ def _plan(
 
 
 def worker_modules(family: str, methods: Sequence[str]) -> list[str]:
-    """The modules a worker imports to run ``methods`` of ``family``: this one, the family's
-    and each method's own (a method named by ``"module:function"`` is not imported here)."""
+    """The modules a worker imports to run ``methods`` of ``family``: this one, the family's,
+    each method's own (a method named by ``"module:function"`` is not imported here), and
+    :data:`~dlsched.solvers.MODEL_MODULES`."""
     from dlsched import families
     from dlsched.models import methods as family_methods
+    from dlsched.solvers import MODEL_MODULES
 
-    found = [__name__, families.REGISTRY[family]]
+    found = [__name__, families.REGISTRY[family], *MODEL_MODULES]
     table = family_methods(family)
     for name in methods:
         run = table[name].run

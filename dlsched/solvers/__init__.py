@@ -49,6 +49,19 @@ def _cpsat_run(model: Any, options: SolveOptions) -> SolveResult:
     return solve_cpsat(model, options)
 
 
+#: What a Pyomo model and its HiGHS solve import. A pool's workers import them once, before
+#: their first task: work forked under a deadline (:meth:`Deadline.run`) that builds a model
+#: would otherwise import them anew in every child (seconds each, against milliseconds of
+#: solving on the small instances of ``verify`` and ``sweep``).
+MODEL_MODULES = (
+    "pyomo.environ",
+    "pyomo.gdp",
+    "pyomo.contrib.solver.solvers.highs",
+    "highspy",
+    "dlsched.solvers.highs",
+    "dlsched.solvers.pyomo_backend",
+)
+
 BACKENDS: dict[str, Backend] = {
     "highs": Backend("highs", "highspy", frozenset({"lp", "milp"}), _pyomo_run("highs")),
     "scip": Backend("scip", "pyscipopt", frozenset({"lp", "milp", "minlp"}), _pyomo_run("scip")),
@@ -70,6 +83,7 @@ def solve(model: Any, backend: str = "highs", options: SolveOptions | None = Non
 __all__ = [
     "BACKENDS",
     "EPSILON",
+    "MODEL_MODULES",
     "Proof",
     "Backend",
     "SolveOptions",

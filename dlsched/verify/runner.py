@@ -189,9 +189,11 @@ def shrink_task(theorem: Theorem, data: dict[str, Any], method: str, solve: Solv
 
 
 def worker_modules(theorems: Iterable[Theorem]) -> list[str]:
-    """The modules a worker imports to measure the theorems: this one and those that define the
-    theorems' functions."""
-    found = {__name__}
+    """The modules a worker imports to measure the theorems: this one, those that define the
+    theorems' functions, and :data:`~dlsched.solvers.MODEL_MODULES`."""
+    from dlsched.solvers import MODEL_MODULES
+
+    found = {__name__, *MODEL_MODULES}
     for t in theorems:
         for fn in (t.generate, t.measure, t.bound, t.assumptions, t.shrink):
             module = getattr(fn, "__module__", None)

@@ -196,9 +196,9 @@ def _from_log(props: Sequence[Proposal | None], logged: dict[tuple[int, int], di
 def _solve_batch(hunt: Hunt, props: Sequence[Proposal | None], missing: list[int],
                  results: list[Any], run: str, spent: float, search: SearchOptions,
                  options: VerifyOptions, pool: Pool, fd: int, cx: Path) -> float:  # fmt: skip
-    """Solve the batch's missing slots on the pool, each logged as it finishes (a violation
-    saved first); the seconds spent afterwards. Every solve gets at most what is left of the
-    budget."""
+    """Solve the batch's missing slots on the pool, logged in one write when the batch is
+    done (a violation saved as it is found; a kill within the batch solves its slots again);
+    the seconds spent afterwards. Every solve gets at most what is left of the budget."""
     left = max(search.budget - spent, 1e-3)
     limit = options.solve.time_limit
     solve = options.solve.with_(time_limit=left if limit is None else min(limit, left))
@@ -208,8 +208,8 @@ def _solve_batch(hunt: Hunt, props: Sequence[Proposal | None], missing: list[int
         assert p is not None
         calls.append((evaluate, (hunt.theorem, hunt.method, p.point, solve)))
     start = search.clock()
+    text = []
     for finished in pool.map(calls, [hunt.method] * len(calls)):
-        text = []
         for n, rows in finished:
             i = missing[n]
             p = props[i]
@@ -227,8 +227,7 @@ def _solve_batch(hunt: Hunt, props: Sequence[Proposal | None], missing: list[int
             }  # fmt: skip
             text.append(json.dumps(line) + "\n")
             results[i] = (p.point, rows)
-        if text:
-            append_line(fd, "".join(text))
+    append_line(fd, "".join(text))
     return spent + search.clock() - start
 
 
