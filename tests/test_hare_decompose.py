@@ -223,6 +223,18 @@ def test_each_segment_is_bounded_by_its_parts_and_by_its_optimum(inst):
     assert sb.bound <= brute_force(inst) + 1e-9
 
 
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances())
+def test_exact_cpsat_without_the_lp_stage_proves_the_brute_force_optimum(inst):
+    """``--param lp=false`` (what Theorem 4's check uses) skips the time-indexed LP and still
+    proves the optimum that enumeration finds."""
+    opts = MethodOptions(solve=OPTS, params={"lp": False})
+    out = run_method(inst, "exact-cpsat", opts)
+    assert out.status == Status.OPTIMAL
+    assert out.details["lp_bound"] is None
+    assert out.objective == pytest.approx(brute_force(inst), rel=1e-9)
+
+
 def test_the_route_runs_the_lp_stage_once_and_only_when_asked():
     inst = _near()  # the subset bound is not tight
     small = {"block_tasks": 3, "max_tasks": 5, "min_tasks": 0}

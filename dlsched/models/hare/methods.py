@@ -59,10 +59,11 @@ METHODS: dict[str, Method] = method_table(
         "exact-cpsat",
         "dlsched.models.hare.routes:run_exact_cpsat",
         "native CP-SAT: optional intervals, a cumulative per class of identical GPUs "
-        "(pooled=false: a NoOverlap per GPU), time-indexed LP and job-subset bounds",
+        "(pooled=false: a NoOverlap per GPU), time-indexed LP (lp=false: none) and job-subset "
+        "bounds",
         exact=True,
-        params=("hint", "pooled", "subsets"),
-        flags=("hint", "pooled", "subsets"),
+        params=("hint", "pooled", "subsets", "lp"),
+        flags=("hint", "pooled", "subsets", "lp"),
     ),
     Method(
         "exact-milp",

@@ -70,6 +70,7 @@ def run_exact_cpsat(
     )
     # stage switches of pipeline.solve_exact, on by default (booleans: checked by run_method)
     flags = {key: options.param(key, True) for key in ("pooled", "subsets")}
+    flags["lp_bound"] = options.param("lp", True)
     strategy = choose_strategy(instance, options.solve)
     if not branch:
         strategy = replace(strategy, branch_share=0.0, reason="cp-sat stages (exact-cpsat)")
