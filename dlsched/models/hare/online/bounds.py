@@ -33,8 +33,20 @@ relaxation of 1|r_j, pmtn|sum w_j C_j whose optimum is the preemptive WSPT sched
 (s = p) it is Goemans' bound itself. With equal weights SRPT's optimum is the other pooled
 bound, the larger one is used.
 
-The per-job bound gives sum_n w_n (a_n + |R_n| rho_n); the larger of the per-job and pooled
-bounds is reported, for the flow time (weights 1) and for the weighted completion time.
+The per-job bound gives sum_n w_n (a_n + |R_n| rho_n).
+
+Both at once (:func:`mixed_bound`). Every schedule has, job by job, C_n >= F_n = a_n +
+|R_n| rho_n and C_n >= M_n + h_n (h_n = max(p_n, s_n) / 2, M_n in its pooled image), hence
+C_n >= lambda_n (M_n + h_n) + (1 - lambda_n) F_n for any lambda_n in [0, 1]; summed with the
+weights, the M part is at least its value in the preemptive WSPT schedule with weights
+w_n lambda_n (Goemans' LP again, for any weights >= 0). Each lambda gives a bound; lambda = 1
+is the mean busy time bound, lambda = 0 the per-job one, and in between a job whose own floor
+is the larger (a long job that the pooled machine would finish early) counts its floor
+without holding back the others (the search over lambda: :func:`mixed_bound`). It is taken at
+the pooled weights found for the other pooled bounds.
+
+The largest of the per-job, pooled and mixed bounds is reported, for the flow time
+(weights 1) and for the weighted completion time.
 
 Flow time: the arrivals are data, so sum (C_n - a_n) >= B - sum a_n for every bound B on
 sum C_n (as ddlwmp's, docs/traces.md).
@@ -64,18 +76,18 @@ GRID_CLASSES = 4
 #: on larger instances), at least :data:`MIN_TRIES` weights.
 SEARCH_WORK = 600_000
 MIN_TRIES = 8
+#: Steps of :func:`mixed_bound`: about this many job-evaluations of WSPT, at most
+#: :data:`MIX_STEPS` and at least :data:`MIN_TRIES`.
+MIX_WORK = 600_000
+MIX_STEPS = 300
 
 
-def wspt_bound(
-    releases: Sequence[float],
-    sizes: Sequence[float],
-    weights: Sequence[float],
-    spans: Sequence[float] | None = None,
-) -> float:
-    """Goemans' lower bound on 1|r_j, pmtn|sum w_j C_j, sum_j w_j (M_j + p_j / 2), M_j the mean
-    busy time of job j in the preemptive WSPT schedule (the available job of largest w_j / p_j
-    runs; a job of size 0 completes at its release); with ``spans``, s_j / 2 for p_j / 2
-    where larger (s_j: the least time over which job j's processing can be spread)."""
+def wspt_means(
+    releases: Sequence[float], sizes: Sequence[float], weights: Sequence[float]
+) -> list[float]:
+    """M_j, the mean busy time of each job j in the preemptive WSPT schedule of 1|r_j, pmtn|
+    (the available job of largest w_j / p_j runs, ties by index; a job of size 0 has its
+    release)."""
     order = sorted(range(len(releases)), key=lambda j: releases[j])
     heap: list[tuple[float, int]] = []
     busy = [0.0] * len(releases)  # integral of t over the job's processing
@@ -97,11 +109,71 @@ def wspt_bound(
         left[j] -= run
         if left[j] <= 0:
             heapq.heappop(heap)
-    total = 0.0
-    for j, p in enumerate(sizes):
-        mean = busy[j] / p if p > 0 else releases[j]
-        total += weights[j] * (mean + max(p, spans[j] if spans is not None else 0.0) / 2)
-    return total
+    return [busy[j] / p if p > 0 else float(releases[j]) for j, p in enumerate(sizes)]
+
+
+def _tails(sizes: Sequence[float], spans: Sequence[float] | None) -> list[float]:
+    """max(p_j, s_j) / 2: the least time from job j's mean busy time to its completion."""
+    return [max(p, spans[j] if spans is not None else 0.0) / 2 for j, p in enumerate(sizes)]
+
+
+def wspt_bound(
+    releases: Sequence[float],
+    sizes: Sequence[float],
+    weights: Sequence[float],
+    spans: Sequence[float] | None = None,
+) -> float:
+    """Goemans' lower bound on 1|r_j, pmtn|sum w_j C_j, sum_j w_j (M_j + p_j / 2), M_j the mean
+    busy time of job j in the preemptive WSPT schedule (:func:`wspt_means`); with ``spans``,
+    s_j / 2 for p_j / 2 where larger (s_j: the least time over which job j's processing can
+    be spread)."""
+    means = wspt_means(releases, sizes, weights)
+    tails = _tails(sizes, spans)
+    return math.fsum(w * (m + h) for w, m, h in zip(weights, means, tails, strict=True))
+
+
+def mixed_bound(
+    releases: Sequence[float],
+    sizes: Sequence[float],
+    weights: Sequence[float],
+    spans: Sequence[float] | None,
+    floors: Sequence[float],
+    steps: int = MIX_STEPS,
+    deadline: Deadline = NEVER,
+) -> float:
+    """A lower bound on sum_j w_j C_j of every schedule whose completions satisfy both C_j >=
+    F_j (``floors``) and C_j >= M_j + h_j, M_j the job's mean busy time in its image on the
+    pooled machine of unit speed (sizes p_j) and h_j = max(p_j, s_j) / 2 (:func:`wspt_bound`).
+
+    For every lambda in [0, 1]^n, C_j >= lambda_j (M_j + h_j) + (1 - lambda_j) F_j, so
+    sum w_j C_j >= sum w_j lambda_j M_j + sum w_j (lambda_j h_j + (1 - lambda_j) F_j), and the
+    first sum is at least its value in the preemptive WSPT schedule with weights w_j lambda_j,
+    which minimizes sum_j v_j M_j over every schedule of the pooled machine for any v >= 0
+    (Goemans, IPCO 1996). lambda = 1 is :func:`wspt_bound`, lambda = 0 the floors. The value
+    is concave in lambda (a least value over schedules of functions linear in lambda) with the
+    supergradient w_j (M_j + h_j - F_j) (M: WSPT's); ``steps`` projected steps along it from
+    lambda = 1 (each coordinate moved by 1 / (2 sqrt(k)) of g_j / (|g_j| + h_j) at step k,
+    stopping at ``deadline``), then the best lambda rounded to 0 or 1; the largest value met
+    is returned: each is a bound."""
+    tails = np.array(_tails(sizes, spans))
+    w, floor = np.asarray(weights, dtype=float), np.asarray(floors, dtype=float)
+
+    def value(lam: np.ndarray) -> tuple[float, np.ndarray]:
+        means = np.array(wspt_means(releases, sizes, (w * lam).tolist()))
+        return math.fsum(w * (lam * (means + tails) + (1 - lam) * floor)), means + tails - floor
+
+    lam = np.ones(len(sizes))
+    best, where = -math.inf, lam
+    for k in range(1, max(1, steps) + 1):
+        v, g = value(lam)
+        if v > best:
+            best, where = v, lam
+        if deadline.passed():
+            return best
+        scale = np.abs(g) + tails
+        move = np.divide(g, scale, out=np.zeros_like(g), where=scale > 0)
+        lam = np.clip(lam + move / (2 * math.sqrt(k)), 0.0, 1.0)
+    return max(best, value(np.round(where))[0])  # the best lambda rounded to 0 or 1
 
 
 def single_machine(
@@ -120,6 +192,18 @@ def single_machine(
     return max(goemans, (w[0] if w else 1.0) * srpt_total(releases, sizes))
 
 
+def pooled_sizes(work: np.ndarray, cost: np.ndarray, capacity: float) -> np.ndarray:
+    """The jobs' sizes on the pooled machine of unit speed at unit costs ``cost`` (per kind of
+    worker; sum_r a_r e_mr for resources of weights a_r): min_m cost_m work[n, m] / capacity.
+    ``work[n, m]`` is the least time job n holds workers of kind m when it runs on them only
+    (``inf``: kind m cannot run job n), ``capacity`` > 0 the units the cluster gives per unit of
+    time (sum_r a_r C_r)."""
+    units = np.where(np.isfinite(work), work * cost[None, :], np.inf)
+    sizes = np.min(units, axis=1) / capacity
+    sizes[~np.isfinite(sizes)] = 0.0  # a job no kind can run: no schedule, 0 stays valid
+    return sizes
+
+
 def pooled_value(
     releases: Sequence[float],
     work: np.ndarray,
@@ -128,16 +212,11 @@ def pooled_value(
     weights: Sequence[float] | None = None,
     spans: Sequence[float] | None = None,
 ) -> float:
-    """The pooled bound at unit costs ``cost`` (per kind of worker; sum_r a_r e_mr for
-    resources of weights a_r): ``work[n, m]`` is the least time job n holds workers of kind m
-    when it runs on them only, ``capacity`` the units the cluster gives per unit of time
-    (sum_r a_r C_r); ``inf`` work: kind m cannot run job n. Sizes min_m cost_m work[n, m] /
-    capacity on one machine of unit speed; ``spans``: see :func:`relaxations`."""
+    """The pooled bound on one machine of unit speed with the sizes of :func:`pooled_sizes`
+    (0 when ``capacity`` is not positive); ``spans``: see :func:`relaxations`."""
     if capacity <= 0:
         return 0.0
-    units = np.where(np.isfinite(work), work * cost[None, :], np.inf)
-    sizes = np.min(units, axis=1) / capacity
-    sizes[~np.isfinite(sizes)] = 0.0  # a job no kind can run: no schedule, 0 stays valid
+    sizes = pooled_sizes(work, cost, capacity)
     return single_machine(releases, sizes.tolist(), weights, spans)
 
 
@@ -222,13 +301,15 @@ def round_floor(train: Sequence[float], sync: Sequence[float], tasks: int) -> fl
 class FlowBound:
     """Lower bounds on every schedule's total flow time and total weighted completion time,
     and what they came from (``alone``: sum_n |R_n| rho_n; ``pooled``: the best pooled sum of
-    completions less the arrivals, at class ``weights``)."""
+    completions less the arrivals, at class ``weights``; ``mixed``: :func:`mixed_bound`'s
+    sum of completions less the arrivals at those weights, -inf when not computed)."""
 
     flow: float
     weighted_completion: float
     alone: float
     pooled: float
     weights: tuple[float, ...]
+    mixed: float = -math.inf
 
 
 def relaxations(
@@ -240,6 +321,7 @@ def relaxations(
     supply: np.ndarray,
     spans: Sequence[float],
     deadline: Deadline = NEVER,
+    mix: bool = False,
 ) -> FlowBound:
     """The per-job and pooled bounds, the larger of each: ``alone[n]``, the least time from
     job n's arrival to its completion; ``work[n, m]``, the least time it holds workers of kind
@@ -247,21 +329,35 @@ def relaxations(
     holds of resource r; ``supply[r]``, the cluster's total of r; ``spans[n]``, the least time
     over which job n's share of the pooled machine can be spread (its most parallel run).
     Resource weights a are searched (:func:`best_weights`): costs ``demand @ a``, capacity
-    ``supply @ a``."""
+    ``supply @ a``. ``mix``: also :func:`mixed_bound` at the weights found, with the floors
+    arrival + ``alone``."""
     tries = max(MIN_TRIES, SEARCH_WORK // max(1, len(arrivals)))
+    steps = min(MIX_STEPS, max(MIN_TRIES, MIX_WORK // max(1, len(arrivals))))
     sum_a = math.fsum(arrivals)
+    floors = [r + x for r, x in zip(arrivals, alone, strict=True)]
 
     def total(a: np.ndarray, w: Sequence[float] | None = None) -> float:
         return pooled_value(arrivals, work, demand @ a, float(supply @ a), w, spans)
 
+    def mixed(a: np.ndarray, w: Sequence[float]) -> float:
+        capacity = float(supply @ a)
+        if not mix or capacity <= 0 or deadline.passed():
+            return -math.inf
+        sizes = pooled_sizes(work, demand @ a, capacity).tolist()
+        return mixed_bound(arrivals, sizes, w, spans, floors, steps, deadline)
+
     pooled, a = best_weights(total, len(supply), tries, deadline)
-    flow = max(math.fsum(alone), pooled - sum_a)
-    per_job = math.fsum(w * (r + x) for w, r, x in zip(weights, arrivals, alone, strict=True))
+    mixed_flow = mixed(a, [1.0] * len(arrivals)) - sum_a
+    flow = max(math.fsum(alone), pooled - sum_a, mixed_flow)
+    per_job = math.fsum(w * f for w, f in zip(weights, floors, strict=True))
     if len(set(weights)) <= 1:
         weighted = weights[0] * (flow + sum_a)
     else:
-        weighted, _ = best_weights(lambda b: total(b, weights), len(supply), tries, deadline)
-    return FlowBound(flow, max(weighted, per_job), math.fsum(alone), pooled - sum_a, tuple(a))
+        weighted, b = best_weights(lambda b: total(b, weights), len(supply), tries, deadline)
+        weighted = max(weighted, mixed(b, weights))
+    return FlowBound(
+        flow, max(weighted, per_job), math.fsum(alone), pooled - sum_a, tuple(a), mixed_flow
+    )
 
 
 def flow_bound(instance: HareInstance, deadline: Deadline = NEVER) -> FlowBound:
@@ -285,6 +381,7 @@ def flow_bound(instance: HareInstance, deadline: Deadline = NEVER) -> FlowBound:
         counts.astype(float),
         (tasks / np.array(most)).tolist(),  # its tasks at most |D_n| at once, fastest GPUs
         deadline,
+        mix=True,
     )
 
 
@@ -340,9 +437,12 @@ __all__ = [
     "flow_bound",
     "flow_details",
     "flow_report",
+    "mixed_bound",
+    "pooled_sizes",
     "pooled_value",
     "relaxations",
     "round_floor",
     "single_machine",
     "wspt_bound",
+    "wspt_means",
 ]
