@@ -1,0 +1,298 @@
+"""A time-indexed lower bound on sum_j w_j c_j of every schedule of an elastic instance: the
+LP relaxation of the non-preemptive runs on the cluster's pooled resources, by column
+generation, certified by Lagrangian relaxation.
+
+Relaxation. A schedule runs job j once: n <= D_j workers of one type m from slot s for d
+slots, completing at c_j = s + d <= T, with d >= d_j(m, n) (:func:`.instance.durations` with
+every worker colocated, q = 1: eq. (1) and (14) add the gradient term only when q = 0; the PS
+types minimized over). In each of the slots s .. s + d - 1 it holds n e_mr of every resource
+r (its PSs hold more; leaving them out keeps a relaxation), and in every slot the jobs
+running hold at most S_r = sum_h C_hr of r (each server's capacity, summed). A *run*
+(j, m, n, s) is job j on n workers of type m from s for exactly d_j(m, n) slots; with
+multipliers lam_rt >= 0 on the pooled capacities,
+
+    L(lam) = sum_j min_{runs of j} (w_j (s + d) + n sum_{t=s}^{s+d-1} sum_r e_mr lam_rt)
+             - sum_{r,t} S_r lam_rt
+
+is at most sum_j w_j c_j of every schedule: its runs satisfy the pooled capacities, so adding
+sum lam (use - S) <= 0 to its objective lowers it, and each job's term is then at least the
+inner minimum (a real run of d' >= d_j(m, n) slots costs w (s + d') plus the prices of d'
+slots, no less than the run of d_j(m, n) slots from the same s, the prices being >= 0).
+This holds for every lam >= 0; the best L is the optimum of the time-indexed LP (one
+convex combination of runs per job, the pooled capacities per slot), which column generation
+finds: a restricted master LP over some runs (and an artificial run per job, so it is always
+feasible), its capacity duals as lam, each job's cheapest run (suffix minima of window sums,
+every start at once) added when it prices out. Every lam tried gives a valid L; the largest
+is kept, so a cut by the iteration cap or the deadline leaves a valid (weaker) bound.
+
+Unlike the preemptive relaxations of :mod:`.flowbound`, it charges a run for all of its
+slots (a long job started before a burst of arrivals holds its workers through it), a run to
+one type (Gavel's K80 is not a fast V100), and whole slots.
+
+Rounding: L is computed in floating point from prices >= 0 and lowered by
+:data:`MARGIN` of the magnitudes summed (far above the error of a few thousand additions).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dlsched.models.elastic.instance import ElasticInstance, durations
+from dlsched.solvers.deadline import NEVER, Deadline
+
+#: Relative margin subtracted from every Lagrangian value (floating-point rounding).
+MARGIN = 1e-9
+#: Master LPs at most (each followed by one pricing round).
+MAX_ITERATIONS = 200
+#: A run enters the master when its reduced cost is below -REDUCED_TOL.
+REDUCED_TOL = 1e-7
+
+#: A run (j, m, n, d, s): job j on n workers of type m from slot s for d slots.
+RunKey = tuple[int, int, int, int, int]
+
+
+def _key(j: int, run: np.ndarray) -> RunKey:
+    """The run (j, m, n, d, s) of job j from a row (m, n, d, s) of :meth:`Pricing.cheapest`."""
+    m, n, d, s = (int(x) for x in run)
+    return (int(j), m, n, d, s)
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """The runs of each job up to their start: ``of[j]`` lists (m, n, d), job j on n workers
+    of type m for d = d_j(m, n) slots, Pareto-least (no other n of type m is as short with
+    fewer workers), only those that can end by T from the arrival."""
+
+    of: tuple[tuple[tuple[int, int, int], ...], ...]
+
+
+def shapes(inst: ElasticInstance) -> Shapes:
+    """:class:`Shapes` of every job, n up to D_j and the most the empty cluster holds."""
+    from dlsched.models.elastic.flowbound import most_workers
+
+    most = most_workers(inst)
+    out = []
+    for j, job in enumerate(inst.jobs):
+        runs = []
+        for m, n_max in enumerate(most):
+            top = min(job.chunks, n_max)
+            if top < 1:
+                continue
+            n = np.arange(1, top + 1)
+            ps = [p if inst.is_ps else None for p in inst.ps_choices()]
+            d = np.min([durations(inst, j, m, p, n, True) for p in ps], axis=0)
+            shortest = math.inf
+            for k, slots in zip(n.tolist(), d.tolist(), strict=True):
+                if slots < shortest and job.arrival + slots <= inst.horizon:
+                    runs.append((m, k, int(slots)))
+                    shortest = slots
+        out.append(tuple(runs))
+    return Shapes(tuple(out))
+
+
+class Pricing:
+    """Each job's cheapest run at prices lam [R, T] (:meth:`cheapest`), every start at once:
+    runs of one shape and weight share the window sums and their suffix minima."""
+
+    def __init__(self, inst: ElasticInstance, shape: Shapes, weights: Sequence[float]):
+        self.inst, self.horizon = inst, inst.horizon
+        self.demand = np.array([t.demand for t in inst.worker_types], dtype=float)  # [M, R]
+        self.supply = np.array([s.capacity for s in inst.servers], dtype=float).sum(axis=0)
+        self.arrival = np.array([j.arrival for j in inst.jobs], dtype=np.int64)
+        self.weights = np.asarray(weights, dtype=float)
+        groups: dict[tuple[int, int, int, float], list[int]] = {}
+        for j, runs in enumerate(shape.of):
+            for m, n, d in runs:
+                groups.setdefault((m, n, d, float(self.weights[j])), []).append(j)
+        self.groups = {k: np.array(v, dtype=np.int64) for k, v in groups.items()}
+        #: jobs without a run that ends by T: no schedule at all, no bound from here
+        self.missing = [j for j, runs in enumerate(shape.of) if not runs]
+
+    def cheapest(self, lam: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """(L(lam) lowered by the rounding margin, each job's cheapest run cost [J], its run
+        [J, 4] = (m, n, d, s)); L is -inf when some job has no run."""
+        j_count = self.inst.num_jobs
+        per_worker = self.demand @ lam  # [M, T]: the price of one worker in each slot
+        prefix = np.concatenate([np.zeros((len(per_worker), 1)), per_worker.cumsum(axis=1)], 1)
+        best = np.full(j_count, np.inf)
+        run = np.zeros((j_count, 4), dtype=np.int64)
+        for (m, n, d, w), jobs in self.groups.items():
+            s = np.arange(self.horizon - d + 1)
+            cost = w * (s + d) + n * (prefix[m, s + d] - prefix[m, s])
+            low, at = _suffix_min(cost)
+            a = self.arrival[jobs]
+            better = low[a] < best[jobs]
+            take = jobs[better]
+            best[take] = low[a][better]
+            run[take] = np.stack(
+                [
+                    np.full(len(take), m),
+                    np.full(len(take), n),
+                    np.full(len(take), d),
+                    at[a][better],
+                ],
+                axis=1,
+            )
+        if self.missing:
+            return -math.inf, best, run
+        paid = float((lam * self.supply[:, None]).sum())
+        total = math.fsum(best.tolist()) - paid
+        margin = MARGIN * (float(np.abs(best).sum()) + paid) + MARGIN
+        return total - margin, best, run
+
+
+def _suffix_min(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(min of cost[s:], the first index attaining it) for every s."""
+    rev = cost[::-1]
+    low = np.minimum.accumulate(rev)
+    pos = np.where(rev <= low, np.arange(len(rev)), -1)
+    last = np.maximum.accumulate(pos)  # in rev: the latest position reaching the minimum
+    return low[::-1], (len(rev) - 1 - last)[::-1]
+
+
+class Master:
+    """The restricted master LP on HiGHS: rows job j (= 1) then the pooled capacity of
+    resource r in slot t (<= S_r; row J + r T + t); an artificial run per job at a cost
+    above any run's, then the runs added."""
+
+    def __init__(self, pricing: Pricing, deadline: Deadline):
+        import highspy
+
+        self.p, self.deadline = pricing, deadline
+        inst = pricing.inst
+        self.jobs, self.slots = inst.num_jobs, inst.horizon
+        self.res = len(pricing.supply)
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 1)
+        h.setOptionValue("simplex_strategy", 4)  # primal: added columns keep it feasible
+        inf = highspy.kHighsInf
+        rows = self.jobs + self.res * self.slots
+        lower = np.concatenate([np.ones(self.jobs), np.full(self.res * self.slots, -inf)])
+        upper = np.concatenate([np.ones(self.jobs), np.repeat(pricing.supply, self.slots)])
+        h.addRows(rows, lower, upper, 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        penalty = 2.0 * float(pricing.weights.max(initial=1.0)) * (self.slots + 1)
+        cols = np.arange(self.jobs, dtype=np.int32)
+        h.addCols(
+            self.jobs, np.full(self.jobs, penalty), np.zeros(self.jobs), np.full(self.jobs, inf),
+            self.jobs, cols, cols, np.ones(self.jobs),
+        )  # fmt: skip
+        self.h = h
+        self.seen: set[RunKey] = set()
+
+    def add(self, runs: list[RunKey]) -> int:
+        """Add the runs (j, m, n, d, s) not in the master yet; how many were new."""
+        costs: list[float] = []
+        starts: list[int] = []
+        index: list[int] = []
+        value: list[float] = []
+        for j, m, n, d, s in runs:
+            if (j, m, n, d, s) in self.seen:
+                continue
+            self.seen.add((j, m, n, d, s))
+            costs.append(self.p.weights[j] * (s + d))
+            starts.append(len(index))
+            index.append(j)
+            value.append(1.0)
+            for r in np.flatnonzero(self.p.demand[m]).tolist():
+                index += (self.jobs + r * self.slots + np.arange(s, s + d)).tolist()
+                value += [n * float(self.p.demand[m, r])] * d
+        if costs:
+            k = len(costs)
+            self.h.addCols(
+                k, np.array(costs), np.zeros(k), np.full(k, np.inf), len(index),
+                np.array(starts, np.int32), np.array(index, np.int32), np.array(value),
+            )  # fmt: skip
+        return len(costs)
+
+    def solve(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(pi [J], lam [R, T] >= 0) of the master's optimum; None if cut or not optimal."""
+        import highspy
+
+        left = self.deadline.seconds()
+        if left is not None:
+            self.h.setOptionValue("time_limit", float(left))
+        self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        dual = np.array(self.h.getSolution().row_dual)
+        lam = np.maximum(0.0, -dual[self.jobs :]).reshape(self.res, self.slots)
+        return dual[: self.jobs], lam
+
+
+def greedy_runs(pricing: Pricing, shape: Shapes) -> list[RunKey]:
+    """A feasible start for the master: jobs by arrival, each at its earliest completion in
+    what the pooled capacities leave (a job with no room keeps its artificial run)."""
+    inst = pricing.inst
+    horizon, demand = inst.horizon, pricing.demand
+    left = np.repeat(pricing.supply[:, None], horizon, axis=1)  # [R, T]
+    out: list[RunKey] = []
+    for j in sorted(range(inst.num_jobs), key=lambda k: (inst.jobs[k].arrival, k)):
+        a, best = inst.jobs[j].arrival, None
+        for m, n, d in shape.of[j]:
+            need = n * demand[m][:, None]
+            fits = (left[:, a:] >= need - 1e-9).all(axis=0)
+            bad = np.concatenate([[0], np.cumsum(~fits)])
+            if d > len(fits):
+                continue
+            ok = np.flatnonzero(bad[d:] - bad[:-d] == 0)
+            if len(ok) and (best is None or a + ok[0] + d < best[4] + best[3]):
+                best = (j, m, n, d, a + int(ok[0]))
+        if best is not None:
+            _, m, n, d, s = best
+            left[:, s : s + d] -= n * demand[m][:, None]
+            out.append(best)
+    return out
+
+
+@dataclass(frozen=True)
+class TimeBound:
+    """The best L found (sum w c), the master LP's last value (an upper bound on the LP, not
+    on the optimum), master LPs solved and whether no run priced out (the LP's optimum)."""
+
+    value: float
+    master: float | None
+    iterations: int
+    converged: bool
+
+
+def time_indexed_bound(
+    inst: ElasticInstance,
+    weights: Sequence[float] | None = None,
+    deadline: Deadline = NEVER,
+    max_iterations: int = MAX_ITERATIONS,
+) -> TimeBound:
+    """The largest L(lam) of the module docstring found by column generation (weights w_j;
+    None: the jobs' own), within ``deadline`` and ``max_iterations`` master LPs; -inf when some
+    job cannot end by T (no schedule: the instance is infeasible)."""
+    w = [j.weight for j in inst.jobs] if weights is None else list(weights)
+    shape = shapes(inst)
+    pricing = Pricing(inst, shape, w)
+    zero = np.zeros((len(pricing.supply), inst.horizon))
+    best, _, first = pricing.cheapest(zero)
+    if pricing.missing or deadline.passed():
+        return TimeBound(best, None, 0, False)
+    master = Master(pricing, deadline)
+    master.add(greedy_runs(pricing, shape))
+    master.add([_key(j, first[j]) for j in range(inst.num_jobs)])
+    value, iterations = None, 0
+    while iterations < max_iterations and not deadline.passed():
+        got = master.solve()
+        if got is None:
+            break
+        iterations += 1
+        pi, lam = got
+        value = float(master.h.getInfo().objective_function_value)
+        bound, cost, run = pricing.cheapest(lam)
+        best = max(best, bound)
+        new = np.flatnonzero(cost - pi < -REDUCED_TOL)
+        if master.add([_key(int(j), run[j]) for j in new]) == 0:
+            return TimeBound(best, value, iterations, True)
+    return TimeBound(best, value, iterations, False)
+
+
+__all__ = ["Pricing", "Shapes", "TimeBound", "greedy_runs", "shapes", "time_indexed_bound"]
