@@ -49,11 +49,19 @@ def ideal_types(inst: ElasticInstance, j: int) -> tuple[int, int]:
     return m, p
 
 
-def place(inst: ElasticInstance, j: int, n: int, free: np.ndarray, now: int) -> Config | None:
-    """n ideal workers (and PSs) fitting ``free`` [H, R] now and ending by T: on one server
-    if one holds them (q = 1), else PSs on the roomiest server that works with as many of the
-    workers as fit beside them, the rest on the servers with most room."""
-    m, p = ideal_types(inst, j)
+def place(
+    inst: ElasticInstance,
+    j: int,
+    n: int,
+    free: np.ndarray,
+    now: int,
+    kinds: tuple[int, int] | None = None,
+) -> Config | None:
+    """n workers (and PSs) of ``kinds`` (worker type, PS type; default the ideal ones)
+    fitting ``free`` [H, R] now and ending by T: on one server if one holds them (q = 1),
+    else PSs on the roomiest server that works with as many of the workers as fit beside
+    them, the rest on the servers with most room."""
+    m, p = ideal_types(inst, j) if kinds is None else kinds
     e = np.array(inst.worker_types[m].demand)
     z = np.array(inst.ps_types[p].demand) if inst.is_ps else np.zeros_like(e)
     pos = e > 0

@@ -238,9 +238,11 @@ def _heuristic(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]
 
     def run(instance: ElasticInstance, options: MethodOptions) -> Outcome:
         from dlsched.models.elastic.algorithms import ALGORITHMS
+        from dlsched.models.elastic.anytype import sjf_any
         from dlsched.models.elastic.baselines import BASELINES
 
-        schedule, info = {**ALGORITHMS, **BASELINES}[name](instance, options)
+        runs = {**ALGORITHMS, **BASELINES, "sjf-any": sjf_any}
+        schedule, info = runs[name](instance, options)
         wall = options.deadline.elapsed()
         if schedule is None and info.get("hit_limit"):  # cut by its limit: status time_limit
             return verified_outcome(
@@ -343,6 +345,15 @@ METHODS: dict[str, Method] = method_table(
         "antman",
         "AntMan: resource-guaranteed jobs first, opportunistic jobs take what fits",
         params=("workers",),
+    ),
+    _heuristic_method(
+        "sjf-any",
+        "not of the paper: shortest job first on any worker type, online and clairvoyant "
+        "about job sizes (as SJF/SRTF baselines), non-preemptive; each job the run that "
+        "ends soonest (least workers x slots within slack of the shortest), waits beyond "
+        "stretch x its least duration; jobs longer than long slots hold at most share of "
+        "each resource together",
+        params=("stretch", "long", "share", "slack"),
     ),
 )
 
