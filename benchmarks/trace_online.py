@@ -28,7 +28,7 @@ elastic one written here (not a policy of the family, not online: it knows every
 shortest first on whichever GPU type finishes a job soonest. Every feasible schedule's flow
 time is at least the optimum's, so ``reference / bound`` bounds how far the bound is from the
 optimum, whatever the policies. Below each family's table, per trace: the best policy's flow
-time over the bound (hare's clairvoyant baselines ``srtf`` and ``srtf-fit`` among the
+time over the bound (hare's list rules ``srtf``, ``srtf-fit`` and ``las-fit`` among the
 policies).
 
 The PAI simulator (Alibaba's cluster-trace-gpu-v2020/simulator, the simulator of the trace of
@@ -78,6 +78,7 @@ POLICIES = {
         "sched-allox-unit",
         "srtf",
         "srtf-fit",
+        "las-fit",
     ),
     "elastic": ("a-online", "a-dual", "a-maxweight", "fifo", "drf", "tiresias", "antman"),
 }
@@ -190,8 +191,8 @@ def hare_reference() -> dict[str, Any]:
     free GPU for its job, tasks at round boundaries): its flow time and the family's bound."""
     from dlsched.models.hare.check import check_schedule
     from dlsched.models.hare.online.bounds import cached, flow_bound
-    from dlsched.models.hare.online.clairvoyant import srtf
     from dlsched.models.hare.online.common import run_policy
+    from dlsched.models.hare.online.listrules import srtf
 
     inst = INSTANCE
     t = time.perf_counter()

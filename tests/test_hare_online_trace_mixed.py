@@ -15,11 +15,11 @@ from dlsched.models import MethodOptions, run_method
 from dlsched.models.ddlwmp.bounds import srpt_total
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.online.bounds import flow_bound, mixed_bound, wspt_bound
-from dlsched.models.hare.online.methods import CLAIRVOYANT_METHODS
+from dlsched.models.hare.online.methods import LIST_METHODS
 from dlsched.solvers import SolveOptions, Status
 
-#: Online policies of the family: the paper's, two baselines and the clairvoyant ones.
-POLICIES = ("hlas", "hlas-p", "online-fifo", "2d-las", *CLAIRVOYANT_METHODS)
+#: Online policies of the family: the paper's, two of its baselines and the list rules.
+POLICIES = ("hlas", "hlas-p", "online-fifo", "2d-las", *LIST_METHODS)
 
 
 def _one_task(name: str, arrival: float, train: float, gpus: int = 2) -> HareJob:

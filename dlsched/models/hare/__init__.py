@@ -27,7 +27,7 @@ FAMILY = LazyFamily(
     methods=(
         ".methods:METHODS",
         ".online.methods:ONLINE_METHODS",
-        ".online.methods:CLAIRVOYANT_METHODS",
+        ".online.methods:LIST_METHODS",
     ),
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light

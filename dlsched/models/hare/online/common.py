@@ -3,8 +3,8 @@ dealing of a round's tasks onto GPUs, and the conversion of the engine's record 
 :class:`~dlsched.models.hare.solution.TaskSchedule`.
 
 Non-clairvoyance is structural: a policy never reads ``HareJob.rounds`` or ``HareJob.arrival``
-(but for the clairvoyant baselines of :mod:`.clairvoyant`, which read an arrived job's rounds
-and say so).
+(but for the clairvoyant SRTF baselines of :mod:`.listrules`, which read an arrived job's
+rounds and say so).
 It learns that a job exists when the engine reports its arrival, and whether the job goes on
 after a round only when that round has finished (:meth:`OnlineHare.on_complete` asks the
 instance, the way Tiresias and the paper's Section IV-A learn it, "after each training round,

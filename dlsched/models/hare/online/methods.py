@@ -1,7 +1,7 @@
 """The online hare methods (Chen et al., IEEE TCC 2024): ``run(instance, MethodOptions) ->
-Outcome`` for every entry of :data:`ONLINE_METHODS` and :data:`CLAIRVOYANT_METHODS`. Each
-simulates an online policy (non-clairvoyant, but for the clairvoyant baselines of
-:data:`CLAIRVOYANT_METHODS`, which know each arrived job's size: :mod:`.clairvoyant`)
+Outcome`` for every entry of :data:`ONLINE_METHODS` and :data:`LIST_METHODS`. Each
+simulates an online policy (non-clairvoyant, but for the SRTF baselines of
+:data:`LIST_METHODS`, which know each arrived job's size: :mod:`.listrules`)
 on the shared engine (:mod:`dlsched.simulate`), turns what trained where into a hare
 ``TaskSchedule`` and hands it to :func:`~dlsched.result.verified_outcome`: the hare checker's
 objective (sum of weighted completion times) is the one reported, so the offline ``exact``
@@ -31,10 +31,10 @@ from .baselines import (
     sched_homo_unit,
     two_d_las,
 )
-from .clairvoyant import SLOWDOWN, srtf
 from .common import OnlineHare, average_jct, run_policy
 from .grouping import Groups, group_gpus
 from .hlas import HLAS, QUEUES, Thresholds, default_quantum, make_thresholds
+from .listrules import SLOWDOWN, las, srtf
 from .predictors import PREDICTOR_PARAMS, make_predictor
 from .rounding import GUARANTEE, RELAXATION, ROUNDINGS, lp_grouping
 
@@ -115,12 +115,14 @@ def _plain(make: Callable[[HareInstance], OnlineHare]) -> Callable[..., tuple[On
     return lambda instance, options: (make(instance), {})
 
 
-def _srtf(fit: bool) -> Callable[[HareInstance, MethodOptions], tuple[OnlineHare, dict]]:
+def _list_rule(
+    make: Callable[[HareInstance, float], OnlineHare], clairvoyant: bool, fit: bool = True
+) -> Callable[[HareInstance, MethodOptions], tuple[OnlineHare, dict]]:
     def build(instance: HareInstance, options: MethodOptions) -> tuple[OnlineHare, dict]:
         if not fit:
-            return srtf(instance), {"clairvoyant": True}
+            return make(instance, math.inf), {"clairvoyant": clairvoyant}
         slowdown = options.param("slowdown", SLOWDOWN)
-        return srtf(instance, slowdown), {"clairvoyant": True, "slowdown": slowdown}
+        return make(instance, slowdown), {"clairvoyant": clairvoyant, "slowdown": slowdown}
 
     return build
 
@@ -224,22 +226,29 @@ ONLINE_METHODS: dict[str, Method] = method_table(
 #: The policies a sweep or benchmark runs by default.
 ONLINE_POLICIES = tuple(ONLINE_METHODS)
 
-#: Online baselines that know each arrived job's size (not the paper's, nor among the
-#: non-clairvoyant policies its claims compare): :mod:`.clairvoyant`.
-CLAIRVOYANT_METHODS: dict[str, Method] = method_table(
+#: The family's own online list rules (:mod:`.listrules`), apart from :data:`ONLINE_POLICIES`
+#: (the paper's policies and baselines, which its claims and the ratio sweeps compare): SRTF,
+#: clairvoyant about sizes, and LAS, not.
+LIST_METHODS: dict[str, Method] = method_table(
     Method(
         "srtf",
-        _online("srtf", _srtf(False)),
+        _online("srtf", _list_rule(srtf, True, fit=False)),
         "online, clairvoyant baseline: shortest remaining time first, each task on the "
         "fastest free GPU for its job",
     ),
     Method(
         "srtf-fit",
-        _online("srtf-fit", _srtf(True)),
+        _online("srtf-fit", _list_rule(srtf, True)),
         "online, clairvoyant baseline: SRTF on the GPUs that run the job at most `slowdown` "
         f"(default {SLOWDOWN:g}) times as long as its fastest; other GPUs wait",
         params=("slowdown",),
     ),
+    Method(
+        "las-fit",
+        _online("las-fit", _list_rule(las, False)),
+        "online, non-clairvoyant baseline: least attained service first, placed as srtf-fit",
+        params=("slowdown",),
+    ),
 )
 
-__all__ = ["CLAIRVOYANT_METHODS", "EXACT_GROUPING_GPUS", "ONLINE_METHODS", "ONLINE_POLICIES"]
+__all__ = ["EXACT_GROUPING_GPUS", "LIST_METHODS", "ONLINE_METHODS", "ONLINE_POLICIES"]

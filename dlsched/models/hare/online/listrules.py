@@ -1,11 +1,14 @@
-"""Clairvoyant online baselines of the hare family: shortest remaining time first (SRTF), the
-clairvoyant baseline of the literature (Tiresias compares its non-clairvoyant 2D-LAS with it),
-on the shared event engine. Not the paper's algorithms.
+"""List rules on rounds, the family's own online baselines (not the paper's algorithms), on
+the shared event engine: shortest remaining time first (SRTF), the clairvoyant baseline of the
+literature (Tiresias compares its non-clairvoyant 2D-LAS with it), and least attained service
+first (LAS), its non-clairvoyant counterpart.
 
 Online: a decision at time t uses only the jobs arrived by t (the engine reports each arrival)
-and what ran so far. Clairvoyant about sizes, and only about them: the policy reads each arrived
-job's number of rounds |R_n| (the other policies of this package do not), so its remaining
-time is known, (|R_n| - rounds done) |D_n| min_m (T^c_nm + T^s_nm).
+and what ran so far. The SRTF rules are clairvoyant about sizes, and only about them: they read
+each arrived job's number of rounds |R_n| (the other policies of this package do not), so its
+remaining time is known, (|R_n| - rounds done) |D_n| min_m (T^c_nm + T^s_nm). The LAS rule
+is not: its priority is the service attained, rounds done x |D_n| min_m (T^c_nm + T^s_nm)
+(each round counted at the job's fastest, wherever it ran).
 
 - ``srtf``: whenever GPUs are free, the ready jobs in order of remaining time (ties: job index)
   each start the ready tasks of their current round on their fastest free GPUs (T^c + T^s of
@@ -16,6 +19,9 @@ time is known, (|R_n| - rounds done) |D_n| min_m (T^c_nm + T^s_nm).
   (Gavel's K80 runs a ResNet-18 at a tenth of a V100's speed and a recommendation model at
   the V100's) this keeps each GPU type for the jobs it runs well: a task waits for a fast GPU
   rather than take a slow one for a round many times as long.
+- ``las-fit``: ``srtf-fit`` with the least attained service first (ties: job index, the
+  arrival order on a trace): non-clairvoyant, like Tiresias's LAS without its discretized
+  queues, placed as ``srtf-fit`` places.
 
 A decision costs O((tasks started + stale entries) log) with one heap of ready jobs per class
 of GPUs with equal times for every job (:func:`.grouping.gpu_classes`): the next job
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from typing import Any
 
 import numpy as np
 
@@ -42,9 +49,10 @@ from .grouping import gpu_classes
 SLOWDOWN = 3.0
 
 
-class ShortestRemaining(OnlineHare):
-    """SRTF on rounds; ``slowdown``: the most a GPU's round time may exceed the job's fastest
-    for the job to take it (``inf``: any free GPU)."""
+class ListRule(OnlineHare):
+    """A list rule on rounds: the ready jobs by :meth:`priority` (smallest first, fixed
+    between a job's round ends), each on its fastest free GPUs; ``slowdown``: the most a GPU's
+    round time may exceed the job's fastest for the job to take it (``inf``: any free GPU)."""
 
     def __init__(self, instance: HareInstance, slowdown: float = math.inf) -> None:
         super().__init__(instance)
@@ -68,14 +76,17 @@ class ShortestRemaining(OnlineHare):
         self.heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(count)]
         self.version: dict[int, int] = {}
 
-    def remaining(self, n: int) -> float:
-        """Job n's remaining time on its fastest GPUs, one task after another (clairvoyant)."""
-        job = self.instance.jobs[n]
-        return (job.rounds - self.jobs[n].rounds_done) * job.tasks_per_round * self.best[n]
+    def priority(self, n: int) -> float:
+        raise NotImplementedError
+
+    def rounds_work(self, n: int, rounds: int) -> float:
+        """``rounds`` rounds of job n at its fastest, its tasks one after another: rounds x
+        |D_n| min_m (T^c_nm + T^s_nm)."""
+        return float(rounds * self.instance.jobs[n].tasks_per_round * self.best[n])
 
     def _queue(self, n: int) -> None:
         v = self.version[n] = self.version.get(n, 0) + 1
-        key = self.remaining(n)
+        key = self.priority(n)
         for tier in self.tiers[n]:
             for k in tier:
                 heapq.heappush(self.heaps[k], (key, n, v))
@@ -116,12 +127,35 @@ class ShortestRemaining(OnlineHare):
         return out
 
 
-def srtf(instance: HareInstance, slowdown: float = math.inf) -> OnlineHare:
-    """The ``srtf`` (``slowdown`` inf) and ``srtf-fit`` policies."""
+class ShortestRemaining(ListRule):
+    """SRTF: job n's remaining time on its fastest GPUs (clairvoyant: it reads |R_n|)."""
+
+    def priority(self, n: int) -> float:
+        return self.rounds_work(n, self.instance.jobs[n].rounds - self.jobs[n].rounds_done)
+
+
+class LeastAttained(ListRule):
+    """LAS: job n's attained service, its rounds done at its fastest (non-clairvoyant)."""
+
+    def priority(self, n: int) -> float:
+        return self.rounds_work(n, self.jobs[n].rounds_done)
+
+
+def _slowdown(slowdown: Any) -> float:
     ok = isinstance(slowdown, int | float) and not isinstance(slowdown, bool)
     if not ok or not slowdown >= 1:
         raise OptionError("slowdown", slowdown, "expected a number >= 1")
-    return ShortestRemaining(instance, float(slowdown))
+    return float(slowdown)
 
 
-__all__ = ["SLOWDOWN", "ShortestRemaining", "srtf"]
+def srtf(instance: HareInstance, slowdown: float = math.inf) -> OnlineHare:
+    """The ``srtf`` (``slowdown`` inf) and ``srtf-fit`` policies."""
+    return ShortestRemaining(instance, _slowdown(slowdown))
+
+
+def las(instance: HareInstance, slowdown: float = SLOWDOWN) -> OnlineHare:
+    """The ``las-fit`` policy."""
+    return LeastAttained(instance, _slowdown(slowdown))
+
+
+__all__ = ["SLOWDOWN", "LeastAttained", "ListRule", "ShortestRemaining", "las", "srtf"]

@@ -1,11 +1,13 @@
-"""The clairvoyant online baselines of online hare (``srtf``, ``srtf-fit``): a case worked by
-hand against the certified optimum, SRPT's optimum where rounds are unit preemptions, a plain
-scan of every ready job as the reference of the heaps, decisions that use only the jobs
-arrived so far, and the checker and the flow-time bound on random instances."""
+"""The list rules of online hare (``srtf``, ``srtf-fit``, clairvoyant; ``las-fit``, not): cases
+worked by hand (one against the certified optimum), SRPT's optimum where rounds are unit
+preemptions, a plain scan of every ready job as the reference of the heaps, decisions that
+use only the jobs arrived so far, LAS blind to a job's rounds, and the checker and the
+flow-time bound on random instances."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -15,11 +17,13 @@ from dlsched.errors import OptionError
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.ddlwmp.bounds import srpt_total
 from dlsched.models.hare.instance import HareInstance, HareJob
-from dlsched.models.hare.online.clairvoyant import ShortestRemaining
 from dlsched.models.hare.online.common import OnlineHare, run_policy
+from dlsched.models.hare.online.listrules import LeastAttained, ShortestRemaining
 from dlsched.simulate import Activity
 from dlsched.solvers import Status
 
+#: Every list rule of the family.
+RULES = ("srtf", "srtf-fit", "las-fit")
 #: Round times of a job on each GPU type: V100, P100, K80 (unrelated: a job may be faster on
 #: the P100, or as fast on the K80).
 SPEEDS = ((1.0, 1.5, 4.0), (1.0, 0.5, 1.0), (2.0, 2.0, 7.0))
@@ -58,22 +62,23 @@ def crowded(draw, max_jobs=6, max_gpus=4):
 
 
 class Scan(OnlineHare):
-    """The list rule written plainly: every ready job by remaining time, each on its fastest
-    free GPUs within ``slowdown`` of its fastest."""
+    """The list rule written plainly: every ready job by remaining time (``las``: by rounds
+    done), each on its fastest free GPUs within ``slowdown`` of its fastest."""
 
-    def __init__(self, instance: HareInstance, slowdown: float) -> None:
+    def __init__(self, instance: HareInstance, slowdown: float, las: bool = False) -> None:
         super().__init__(instance)
         self.per = instance.tc + instance.ts
-        self.slowdown = slowdown
+        self.slowdown, self.las = slowdown, las
 
     def assign(self, now: float) -> list[Activity]:
         out, free, jobs = [], set(self.free_gpus), self.instance.jobs
         best = self.per.min(axis=1)
 
-        def left(n: int) -> float:
-            return (jobs[n].rounds - self.jobs[n].rounds_done) * jobs[n].tasks_per_round * best[n]
+        def key(n: int) -> float:
+            done = self.jobs[n].rounds_done
+            return (done if self.las else jobs[n].rounds - done) * jobs[n].tasks_per_round * best[n]
 
-        for n in sorted(self.ready, key=lambda n: (left(n), n)):
+        for n in sorted(self.ready, key=lambda n: (key(n), n)):
             for g in sorted(free, key=lambda m: (self.per[n][m], m)):  # noqa: B023
                 if self.jobs[n].left == 0 or self.per[n][g] > self.slowdown * best[n]:
                     break
@@ -127,9 +132,10 @@ def test_unit_rounds_on_one_gpu_are_srpt_and_meet_the_bound(spec):
 @settings(max_examples=40, deadline=None)
 @given(crowded(), st.sampled_from([math.inf, 1.0, 1.5, 3.0]))
 def test_the_heaps_serve_as_a_scan_of_every_ready_job(inst, slowdown):
-    fast, _ = run_policy(inst, ShortestRemaining(inst, slowdown))
-    plain, _ = run_policy(inst, Scan(inst, slowdown))
-    assert _items(fast) == _items(plain)
+    for rule, las in ((ShortestRemaining, False), (LeastAttained, True)):
+        fast, _ = run_policy(inst, rule(inst, slowdown))
+        plain, _ = run_policy(inst, Scan(inst, slowdown, las))
+        assert _items(fast) == _items(plain), rule
 
 
 @settings(max_examples=30, deadline=None)
@@ -142,7 +148,7 @@ def test_decisions_before_an_arrival_ignore_the_jobs_not_yet_arrived(inst, data)
     if not keep:
         return
     part = HareInstance("part", inst.gpus, tuple(inst.jobs[n] for n in keep))
-    for method in ("srtf", "srtf-fit"):
+    for method in RULES:
         whole = {i for i in _items(_run(inst, method).solution) if i[2] < t}
         sub = {
             ((keep[task[0]], *task[1:]), g, s)
@@ -155,17 +161,44 @@ def test_decisions_before_an_arrival_ignore_the_jobs_not_yet_arrived(inst, data)
 @settings(max_examples=25, deadline=None)
 @given(crowded())
 def test_the_checker_accepts_every_schedule_above_the_bound(inst):
-    for method in ("srtf", "srtf-fit"):
+    for method in RULES:
         out = _run(inst, method)  # verified: the hare checker ran inside
         assert out.status == Status.FEASIBLE and len(out.solution.entries) == inst.num_tasks
         d = out.details
         assert d["flow_time_s"] == pytest.approx(_flow(out, inst))
         assert d["flow_time_s"] >= d["flow_time_bound_s"] - 1e-6 * d["flow_time_s"]
-        assert d["clairvoyant"] is True
+        assert d["clairvoyant"] is (method != "las-fit")
 
 
 @pytest.mark.parametrize("bad", [0.5, True, "fast", -1])
 def test_a_slowdown_below_one_is_refused(bad):
     inst = HareInstance("one", ("GPU",), (HareJob("a", 0.0, 1.0, 1, 1, (1.0,), (0.0,)),))
-    with pytest.raises(OptionError, match="slowdown"):
-        _run(inst, "srtf-fit", slowdown=bad)
+    for method in ("srtf-fit", "las-fit"):
+        with pytest.raises(OptionError, match="slowdown"):
+            _run(inst, method, slowdown=bad)
+
+
+def test_las_serves_the_least_served_first_and_srtf_the_shortest():
+    """One GPU, rounds of 1; a: 3 rounds, b: 1, both at 0. LAS: a first (a tie, by index),
+    then b (no service yet) at 1-2, then a 2-4. SRTF: b at 0-1, then a 1-4."""
+    jobs = (
+        HareJob("a", 0.0, 1.0, 3, 1, (1.0,), (0.0,)),
+        HareJob("b", 0.0, 1.0, 1, 1, (1.0,), (0.0,)),
+    )
+    inst = HareInstance("two", ("GPU",), jobs)
+    assert _run(inst, "las-fit").evaluation.completion == (4.0, 2.0)
+    assert _run(inst, "srtf").evaluation.completion == (4.0, 1.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(crowded(), st.data())
+def test_las_never_reads_a_jobs_rounds_before_it_ends(inst, data):
+    """Non-clairvoyance: give one job more rounds; until it ended in the shorter instance,
+    las-fit starts the same tasks at the same times on the same GPUs."""
+    x = data.draw(st.integers(0, inst.num_jobs - 1))
+    more = tuple(replace(j, rounds=j.rounds + 2) if n == x else j for n, j in enumerate(inst.jobs))
+    short = _run(inst, "las-fit")
+    end = short.evaluation.completion[x]
+    longer = _run(replace(inst, jobs=more), "las-fit")
+    before = {i for i in _items(short.solution) if i[2] < end - 1e-9}
+    assert before == {i for i in _items(longer.solution) if i[2] < end - 1e-9}
