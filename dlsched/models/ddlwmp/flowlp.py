@@ -52,7 +52,7 @@ from dlsched.solvers.deadline import NEVER, Deadline
 from dlsched.solvers.highs import MatrixModel, solve_matrix
 
 #: The LP's size: at most this many columns (job, interval) ...
-MAX_COLUMNS = 400_000
+MAX_COLUMNS = 200_000
 #: ... and at most this many intervals; with fewer than MIN_INTERVALS the LP is skipped.
 MAX_INTERVALS = 400
 MIN_INTERVALS = 16
