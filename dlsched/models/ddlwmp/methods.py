@@ -246,7 +246,8 @@ _ONLINE = {
     "wcs-workload": "work-conserving by predicted workload",
     "wcs-subtime": "work-conserving by submission time",
     "wcs-reserve": "wcs-duration with a reserve: jobs predicted longer than long_s (default a"
-    " day) hold at most 1 - reserve (default 3/4) of the GPUs together; not of the paper",
+    " day) hold together at most 1 - reserve of the GPUs (reserve default 0.25); not of the"
+    " paper",
 }
 
 #: what the LP roundings round, and their guarantee (dlsched/models/ddlwmp/rounding.py says why)
