@@ -29,10 +29,11 @@ FAST, SLOW = 0, 1
 
 
 def _job(
-    name: str, arrival: int, batches: int, v: tuple[float, ...], chunks: int = 1
+    name: str, arrival: int, batches: int, v: tuple[float, ...], chunks: int = 1, u: float = 0.0
 ) -> ElasticJob:
-    """``batches`` mini-batches per chunk of v_jm slots each (one per worker type)."""
-    return ElasticJob(name, arrival, 1.0, 1, chunks, batches, v, 0.0, reduce_time=0.0)
+    """``batches`` mini-batches per chunk of v_jm slots each (one per worker type), all-reduce
+    time ``u``."""
+    return ElasticJob(name, arrival, 1.0, 1, chunks, batches, v, 0.0, reduce_time=u)
 
 
 def _two_types(
@@ -90,6 +91,22 @@ def test_fewest_workers_that_end_as_soon() -> None:
     for slack in (1.0, 0.0):
         got = _runs(inst, slack=slack)
         assert all(run == (0, 1, FAST, 1) for run in got.values())
+
+
+def test_in_a_queue_fewer_workers_run_longer() -> None:
+    """Four chunks of one 0.5-slot mini-batch, all-reduce 0.5 slot: one worker ends in 2
+    slots (2 worker-slots), two in 2 (4), four in 1 (4). Alone on four GPUs it takes four and
+    ends at 1. Six at once: while more wait than GPUs are free, each takes one worker for 2
+    slots (slack 1: within twice the shortest), four at 0; at 2 the queue is short again and
+    the last two take four GPUs each: flow 4 x 2 + 3 + 4 = 15 (21 with slack 0)."""
+    job = _job("j0", 0, 1, (0.5, 100.0), chunks=4, u=0.5)
+    assert _runs(_two_types(job, fast=4)) == {"j0": (0, 1, FAST, 4)}
+    six = _two_types(*(replace(job, name=f"j{k}") for k in range(6)), fast=4, slow=0)
+    got = sorted(_runs(six).values())
+    assert got == [(0, 2, FAST, 1)] * 4 + [(2, 3, FAST, 4), (3, 4, FAST, 4)]
+    assert sum(end for _, end, _, _ in got) == 15
+    slow = sorted(_runs(six, slack=0.0).values())
+    assert slow == [(k, k + 1, FAST, 4) for k in range(6)]
 
 
 def test_long_jobs_share_the_cluster() -> None:

@@ -8,10 +8,12 @@ workers until it ends). At each slot, the waiting jobs in order of least duratio
 shortest run of the job on the empty cluster, :func:`.flowbound.least_use`) each get, if it
 fits now, the run that ends soonest over every worker type (and PS type):
 
-- on type m, of the worker counts n whose duration (every worker colocated) is at most
-  (1 + ``slack``) times the shortest on m with the free workers, the one of least n x d (a
-  job that ends in one slot on one worker does not take eight; Ring-AllReduce workers beyond
-  the first cost a slower iteration each), placed as the baselines place (:func:`.baselines.
+- on type m, the worker count n of the shortest duration with the free workers (every
+  worker colocated); while more jobs wait than workers are free (of every type, as many as
+  fit in what is free), of the counts whose duration is at most (1 + ``slack``) times that,
+  the one of least n x d instead (in a queue, a job that ends in one slot on one worker does
+  not take eight; Ring-AllReduce workers beyond the first cost a slower iteration each);
+  placed as the baselines place (:func:`.baselines.
   place`: one server if one holds it, else spread); among types that end it as soon, the type
   slowest for the job (a type fast for it is mostly fast for others: it is kept for them);
 - the job waits when that run would last more than ``stretch`` times d_j (a slow type is not
@@ -69,10 +71,11 @@ class AnyType(ListPolicy):
         if long:
             self.held = [(end, use) for end, use in self.held if end > t]
             room = self.share * self.total - sum((use for _, use in self.held), np.zeros(1))
+        slack = self.slack if len(self.waiting) > self._free_workers(free) else 0.0
         best = None
         for m in range(len(self.inst.worker_types)):
             for p in self.inst.ps_choices():
-                cfg = self._candidate(j, m, p, free, t, room)
+                cfg = self._candidate(j, m, p, free, t, room, slack)
                 if cfg is not None and (best is None or self._better(cfg, best)):
                     best = cfg
         if best is None or (not near and best.duration > self.stretch * self.least[j]):
@@ -89,25 +92,41 @@ class AnyType(ListPolicy):
         v = self.inst.jobs[a.job].minibatch_time
         return (a.duration, -v[a.worker_type]) < (b.duration, -v[b.worker_type])
 
-    def _candidate(
-        self, j: int, m: int, p: int, free: np.ndarray, t: int, room: np.ndarray | None
-    ) -> Config | None:
-        """Job j's run on workers of type m (PS type p) now: the least n x d within the
-        slack of the shortest; the fastest when that one does not fit or end by T."""
+    def _fits(self, m: int, free: np.ndarray) -> int:
+        """How many workers of type m fit in ``free`` [H, R]."""
         e = np.array(self.inst.worker_types[m].demand)
         pos = e > 0
         if not pos.any():
-            return None
-        fit = np.floor(free[:, pos] / e[pos] + 1e-9).min(axis=1).clip(0).sum()
-        top = min(self.inst.jobs[j].chunks, int(fit))
-        if room is not None:
+            return 0
+        return int(np.floor(free[:, pos] / e[pos] + 1e-9).min(axis=1).clip(0).sum())
+
+    def _free_workers(self, free: np.ndarray) -> int:
+        return sum(self._fits(m, free) for m in range(len(self.inst.worker_types)))
+
+    def _candidate(
+        self,
+        j: int,
+        m: int,
+        p: int,
+        free: np.ndarray,
+        t: int,
+        room: np.ndarray | None,
+        slack: float,
+    ) -> Config | None:
+        """Job j's run on workers of type m (PS type p) now: the least n x d within
+        ``slack`` of the shortest; the fastest when that one does not fit or end by T."""
+        e = np.array(self.inst.worker_types[m].demand)
+        pos = e > 0
+        top = min(self.inst.jobs[j].chunks, self._fits(m, free))
+        if room is not None and top >= 1:
             top = min(top, int(np.floor((room[pos] / e[pos]).min() + 1e-9)))
         if top < 1:
             return None
         n = np.arange(1, top + 1)
         d = durations(self.inst, j, m, p if self.inst.is_ps else None, n, True)
-        within = d <= (1 + self.slack) * d.min()
-        k = int(n[within][np.argmin((n * d)[within])])
+        within = d <= (1 + slack) * d.min()
+        pick = np.lexsort((d[within], (n * d)[within]))[0]  # least n x d, then soonest
+        k = int(n[within][pick])
         cfg = place(self.inst, j, k, free, t, (m, p))
         if cfg is None and k != top:
             cfg = place(self.inst, j, top, free, t, (m, p))

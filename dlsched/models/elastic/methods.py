@@ -350,7 +350,8 @@ METHODS: dict[str, Method] = method_table(
         "sjf-any",
         "not of the paper: shortest job first on any worker type, online and clairvoyant "
         "about job sizes (as SJF/SRTF baselines), non-preemptive; each job the run that "
-        "ends soonest (least workers x slots within slack of the shortest), waits beyond "
+        "ends soonest (while more jobs wait than workers are free, least workers x slots "
+        "within slack of the shortest), waits beyond "
         "stretch x its least duration; jobs longer than long slots hold at most share of "
         "each resource together",
         params=("stretch", "long", "share", "slack"),
