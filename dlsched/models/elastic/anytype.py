@@ -11,8 +11,9 @@ fits now, the run that ends soonest over every worker type (and PS type):
 - on type m, the worker count n of the shortest duration with the free workers (every
   worker colocated); while more jobs wait than workers are free (of every type, as many as
   fit in what is free), of the counts whose duration is at most (1 + ``slack``) times that,
-  the one of least n x d instead (in a queue, a job that ends in one slot on one worker does
-  not take eight; Ring-AllReduce workers beyond the first cost a slower iteration each);
+  the one of least n x d instead, the fewest workers among equal ones (in a queue, a job
+  that ends in one slot on one worker does not take eight, and more jobs start now;
+  Ring-AllReduce workers beyond the first cost a slower iteration each);
   placed as the baselines place (:func:`.baselines.
   place`: one server if one holds it, else spread); among types that end it as soon, the type
   slowest for the job (a type fast for it is mostly fast for others: it is kept for them);
@@ -125,8 +126,7 @@ class AnyType(ListPolicy):
         n = np.arange(1, top + 1)
         d = durations(self.inst, j, m, p if self.inst.is_ps else None, n, True)
         within = d <= (1 + slack) * d.min()
-        pick = np.lexsort((d[within], (n * d)[within]))[0]  # least n x d, then soonest
-        k = int(n[within][pick])
+        k = int(n[within][np.argmin((n * d)[within])])  # least n x d, then fewest workers
         cfg = place(self.inst, j, k, free, t, (m, p))
         if cfg is None and k != top:
             cfg = place(self.inst, j, top, free, t, (m, p))
