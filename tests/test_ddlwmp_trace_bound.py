@@ -14,6 +14,7 @@ from dlsched.models import MethodOptions, run_method
 from dlsched.models.ddlwmp.bounds import flow_time_bound, srpt_bound
 from dlsched.models.ddlwmp.check import check
 from dlsched.models.ddlwmp.flowlp import (
+    certified,
     compute_flow_bound,
     flow_bound,
     interval_flow_bound,
@@ -35,8 +36,9 @@ def _lp(release, gpus, run, total, points) -> float:
         np.array(points, float),
     )
     res = solve_matrix(model, SolveOptions())
-    assert res.bound is not None
-    return res.bound
+    bound = certified(model, res.row_dual, len(release))
+    assert bound is not None and bound <= res.objective * (1 + 1e-9)
+    return bound
 
 
 def test_interval_lp_by_hand() -> None:
@@ -47,17 +49,19 @@ def test_interval_lp_by_hand() -> None:
     assert _lp([0, 0], [1, 1], [2, 2], 1, [0, 1, 2, 3, 4]) == pytest.approx(5.0, rel=1e-6)
     # one job of 4 GPUs for 3 s on 4 GPUs, released at 1, intervals [0, 2), [2, 10): its work
     # counts from its release, so at most 1/3 of it in [0, 2), priced at 1 (not 0); the rest
-    # in [2, 10) priced at 2: flow 1/3 x 0 + 2/3 x 1 + 3 / 2 = 13/6 (the optimum: 3)
-    assert _lp([1], [4], [3], 4, [0, 2, 10]) == pytest.approx(13 / 6, rel=1e-6)
+    # in [2, 10) priced at 2: the link gives 1/3 x 0 + 2/3 x 1 + 3 / 2 = 13/6, below f >= p = 3
+    assert _lp([1], [4], [3], 4, [0, 2, 10]) == pytest.approx(3.0, rel=1e-6)
 
 
 def test_interval_lp_sees_each_jobs_gpus() -> None:
-    # 8 one-GPU jobs of 10 s at 0 on 8 GPUs: they run side by side, flow 80. Lemma 1's pooled
-    # machine runs each at 8 GPUs' speed: SRPT 1.25 + 2.5 + ... + 10 = 45. The LP keeps each
-    # job at one GPU: a tenth of it a second at most, so each fills [0, 10) priced at the
-    # left ends of the 1 s intervals, 0.1 (0 + 1 + ... + 9) = 4.5, plus 10 / 2: 8 x 9.5 = 76
-    got = _lp([0] * 8, [1] * 8, [10] * 8, 8, list(range(0, 41)))
-    assert got == pytest.approx(76.0, rel=1e-6)
+    # 8 one-GPU jobs of 10 s at 0 on 4 GPUs: the optimum runs 4 and then 4, flow 40 + 80 =
+    # 120. Lemma 1's pooled machine runs each at 4 GPUs' speed: SRPT 2.5 + 5 + ... + 20 = 90
+    # (sum r + p: 80). The LP: 4 GPU-seconds a 1 s interval hold 0.4 of a job, so the 8 jobs'
+    # shares fill [0, 20) at 0.4 an interval, priced at the left ends: 0.4 (0 + ... + 19) = 76;
+    # each f_i >= its share of that + 10 / 2, and >= 10, so sum f >= 76 + 40 = 116, reached
+    # when every job's part is at least 5 (all alike: 9.5 each)
+    got = _lp([0] * 8, [1] * 8, [10] * 8, 4, list(range(0, 41)))
+    assert got == pytest.approx(116.0, rel=1e-6)
 
 
 @pytest.mark.parametrize("seed", [2, 3])

@@ -22,13 +22,15 @@ GPU-seconds that lies in I_k. Then
 - the mean of the counted seconds is C_i - p_i / 2, and every counted second in I_k is at
   or after t_ik = max(s_k, r_i), so C_i - r_i >= sum_k y_ik (t_ik - r_i) + p_i / 2.
 
-So the LP min sum_i (sum_k y_ik (t_ik - r_i) + p_i / 2) over these constraints is at most the
-total flow time of every feasible schedule: the same argument as the mean-busy-time bound of
-online hare and elastic (Goemans, IPCO 1996: C >= M + s / 2 for a job whose rate is at most
-1 / s of its work), with the rate cap of each job kept in the LP instead of a preemptive WSPT
-schedule on one machine that ignores it. A job with p_i = 0 is left out (its flow time is
->= 0). The value taken is :func:`dlsched.solvers.highs.safe_dual_bound` of the solver's row
-duals (any duals give a valid bound, so the solver's tolerances only weaken it), and nothing
+With f_i = C_i - r_i, also f_i >= p_i (a run lasts at least p_i). So the LP min sum_i f_i
+subject to these constraints, f_i >= p_i and f_i >= sum_k y_ik (t_ik - r_i) + p_i / 2 is at most
+the total flow time of every feasible schedule (its f_i and y_ik are a solution): the same
+argument as the mean-busy-time bound of online hare and elastic (Goemans, IPCO 1996: C >= M +
+s / 2 for a job whose rate is at most 1 / s of its work), with the rate cap of each job kept
+in the LP instead of a preemptive WSPT schedule on one machine that ignores it. A job with
+p_i = 0 is left out (its flow time is >= 0). The value taken is
+:func:`dlsched.solvers.highs.safe_dual_bound` of the solver's row duals (any duals give a
+valid bound, so the solver's tolerances only weaken it; see :func:`certified`), and nothing
 when the deadline cuts the solve or leaves no time for it.
 
 The breakpoints: :data:`RELEASE_SHARE` of them at quantiles of the releases, the others after
@@ -49,7 +51,7 @@ from dlsched.models.ddlwmp.bounds import flow_time_bound, least_runs, srpt_bound
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.deadline import NEVER, Deadline
-from dlsched.solvers.highs import MatrixModel, solve_matrix
+from dlsched.solvers.highs import MatrixModel, safe_dual_bound, solve_matrix
 
 #: The LP's size: at most this many columns (job, interval) ...
 MAX_COLUMNS = 200_000
@@ -58,6 +60,8 @@ MAX_INTERVALS = 400
 MIN_INTERVALS = 16
 #: The share of the breakpoints placed at quantiles of the releases.
 RELEASE_SHARE = 0.5
+#: The links' duals are scaled by 1 - LINK_SHRINK before the safe dual bound is taken.
+LINK_SHRINK = 1e-9
 
 
 def breakpoints(release: np.ndarray, area: float, longest: float, count: int) -> np.ndarray:
@@ -74,8 +78,10 @@ def breakpoints(release: np.ndarray, area: float, longest: float, count: int) ->
 def interval_model(
     release: np.ndarray, gpus: np.ndarray, run: np.ndarray, total_gpus: int, points: np.ndarray
 ) -> MatrixModel:
-    """The LP of the module docstring on jobs (``release``, ``gpus``, ``run`` p_i > 0) and
-    intervals [points[k], points[k + 1]), the last unbounded; columns y_ik job by job."""
+    """The LP of the module docstring on n jobs (``release``, ``gpus``, ``run`` p_i > 0) and
+    intervals [points[k], points[k + 1]), the last unbounded: columns y_ik job by job, then
+    f_0 .. f_n-1; rows: the n jobs' shares (= 1), the intervals' GPU-seconds, then the n
+    links f_i - sum_k y_ik (t_ik - r_i) >= p_i / 2."""
     ends = np.append(points[1:], math.inf)
     cols, starts, counts = [], [], []
     for r in release.tolist():
@@ -85,23 +91,37 @@ def interval_model(
         counts.append(len(k))
     job = np.repeat(np.arange(len(release)), counts)
     k = np.concatenate(cols)
-    t = np.concatenate(starts)
-    n, width = len(release), len(points)
-    work = gpus * run
-    rows = np.concatenate([job, n + k])  # one row per job (= 1), one per interval (<= G |I_k|)
-    columns = np.tile(np.arange(len(k)), 2)
-    values = np.concatenate([np.ones(len(k)), work[job]])
-    matrix = sp.csc_matrix((values, (rows, columns)), shape=(n + width, len(k)))
+    wait = np.concatenate(starts) - release[job]  # t_ik - r_i
+    n, width, m = len(release), len(points), len(k)
+    y, f = np.arange(m), m + np.arange(n)
+    rows = np.concatenate([job, n + k, n + width + job, n + width + np.arange(n)])
+    columns = np.concatenate([y, y, y, f])
+    values = np.concatenate([np.ones(m), (gpus * run)[job], -wait, np.ones(n)])
+    matrix = sp.csc_matrix((values, (rows, columns)), shape=(2 * n + width, m + n))
     capacity = total_gpus * (ends - points)  # inf for the last interval
     return MatrixModel(
-        cost=t - release[job],
+        cost=np.concatenate([np.zeros(m), np.ones(n)]),
         matrix=matrix,
-        row_lower=np.concatenate([np.ones(n), np.full(width, -math.inf)]),
-        row_upper=np.concatenate([np.ones(n), capacity]),
-        col_lower=np.zeros(len(k)),
-        col_upper=np.minimum(1.0, (ends[k] - t) / run[job]),  # y <= 1: sum_k y_ik = 1
-        offset=math.fsum((run / 2).tolist()),
+        row_lower=np.concatenate([np.ones(n), np.full(width, -math.inf), run / 2]),
+        row_upper=np.concatenate([np.ones(n), capacity, np.full(n, math.inf)]),
+        col_lower=np.concatenate([np.zeros(m), run]),  # f_i >= p_i: C_i - r_i >= p_i
+        col_upper=np.concatenate(
+            [np.minimum(1.0, (ends[k] - wait - release[job]) / run[job]), np.full(n, math.inf)]
+        ),  # y <= 1: sum_k y_ik = 1
     )
+
+
+def certified(model: MatrixModel, row_dual: np.ndarray | None, jobs: int) -> float | None:
+    """:func:`~dlsched.solvers.highs.safe_dual_bound` of the solver's duals, the links' (the
+    last ``jobs`` rows) scaled by 1 - :data:`LINK_SHRINK`: f_i is unbounded above, so its
+    reduced cost 1 - (link dual) must be positive beyond rounding for the bound to be finite;
+    any multipliers give a valid bound."""
+    if row_dual is None:
+        return None
+    duals = np.array(row_dual, dtype=float)
+    duals[-jobs:] *= 1.0 - LINK_SHRINK
+    bound = safe_dual_bound(model, duals)
+    return bound if math.isfinite(bound) else None
 
 
 def interval_flow_bound(instance: DdlwmpInstance, deadline: Deadline = NEVER) -> float | None:
@@ -120,7 +140,8 @@ def interval_flow_bound(instance: DdlwmpInstance, deadline: Deadline = NEVER) ->
     points = breakpoints(release, float(gpus @ run) / total, float(run.max()), count)
     model = interval_model(release, gpus, run, total, points)
     res = solve_matrix(model, deadline.solve_options(SolveOptions(threads=1)))
-    return None if res.bound is None else max(0.0, float(res.bound))
+    bound = certified(model, res.row_dual, n)
+    return None if bound is None else max(0.0, bound)
 
 
 @dataclass(frozen=True)
@@ -151,6 +172,7 @@ def flow_bound(instance: DdlwmpInstance, deadline: Deadline = NEVER) -> FlowBoun
 __all__ = [
     "FlowBound",
     "breakpoints",
+    "certified",
     "compute_flow_bound",
     "flow_bound",
     "interval_flow_bound",
