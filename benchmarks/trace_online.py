@@ -80,7 +80,16 @@ POLICIES = {
         "srtf-fit",
         "las-fit",
     ),
-    "elastic": ("a-online", "a-dual", "a-maxweight", "fifo", "drf", "tiresias", "antman"),
+    "elastic": (
+        "a-online",
+        "a-dual",
+        "a-maxweight",
+        "fifo",
+        "drf",
+        "tiresias",
+        "antman",
+        "sjf-any",
+    ),
 }
 #: The family's reading of a trace, ``dlsched solve FAMILY:TRACE`` (``ddlwmp``: the suffix).
 PREFIX = {"ddlwmp": "", "hare": "hare:", "elastic": "elastic:"}
