@@ -18,7 +18,14 @@ HERE = Path(__file__).parent
 SUITES = ("placement", "hare", "ddlwmp", "hare_online", "elastic", "verify")
 #: sections measured by their own scripts (each names its command), appended after the suites:
 #: time_limits.py, the rounding_<family>.py tables, startup.py, sweep_scaling.py
-EXTRAS = ("time_limits", "rounding", "startup", "sweep_scaling", "trace_online")
+EXTRAS = (
+    "time_limits",
+    "rounding",
+    "startup",
+    "sweep_scaling",
+    "trace_online",
+    "worst_case_search",
+)
 
 
 def main() -> int:
