@@ -165,9 +165,9 @@ def warm(family: str) -> float:
     families.get(family).methods()
     t = time.perf_counter()
     if family == "ddlwmp":
-        from dlsched.models.ddlwmp.bounds import srpt_bound  # alpha^min probes, cached
+        from dlsched.models.ddlwmp.flowlp import flow_bound  # Lemma 1's and the LP, cached
 
-        srpt_bound(INSTANCE)
+        flow_bound(INSTANCE)
     else:
         from dlsched.models.hare.online.bounds import cached
 
