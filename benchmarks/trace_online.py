@@ -22,13 +22,13 @@ process, forked from that state (``--parallel`` at once, default 2), as
   it was forked from (imports, the instance, the bound) included.
 
 A last row per trace and family, ``reference``, is a clairvoyant list schedule: for hare the
-family's own ``srtf`` baseline (online, clairvoyant about sizes: shortest remaining first on
-the fastest free GPUs, tasks at round boundaries), the same schedule as its ``srtf`` row; for
+family's own ``online-srtf`` baseline (online, clairvoyant about sizes: shortest remaining first on
+the fastest free GPUs, tasks at round boundaries), the same schedule as its ``online-srtf`` row; for
 elastic one written here (not a policy of the family, not online: it knows every job's size),
 shortest first on whichever GPU type finishes a job soonest. Every feasible schedule's flow
 time is at least the optimum's, so ``reference / bound`` bounds how far the bound is from the
 optimum, whatever the policies. Below each family's table, per trace: the best policy's flow
-time over the bound (hare's list rules ``srtf``, ``srtf-fit`` and ``las-fit`` among the
+time over the bound (hare's list rules ``online-srtf``, ``srtf-fit`` and ``las-fit`` among the
 policies).
 
 The PAI simulator (Alibaba's cluster-trace-gpu-v2020/simulator, the simulator of the trace of
@@ -76,7 +76,7 @@ POLICIES = {
         "2d-las",
         "sched-homo-unit",
         "sched-allox-unit",
-        "srtf",
+        "online-srtf",
         "srtf-fit",
         "las-fit",
     ),
@@ -196,7 +196,7 @@ def run_policy(policy: str, params: dict[str, Any], limit: float) -> dict[str, A
 
 
 def hare_reference() -> dict[str, Any]:
-    """The family's ``srtf`` policy (shortest remaining first, each ready task on the fastest
+    """The family's ``online-srtf`` policy (shortest remaining first, each ready task on the fastest
     free GPU for its job, tasks at round boundaries): its flow time and the family's bound."""
     from dlsched.models.hare.check import check_schedule
     from dlsched.models.hare.online.bounds import cached, flow_bound

@@ -194,7 +194,14 @@ class LazyFamily:
         return out
 
     def methods(self) -> Mapping[str, Method]:
-        return {name: m for table in self._methods for name, m in self._part(table).items()}
+        """Every table's methods; a name in two tables is a defect (one would hide the other)."""
+        out: dict[str, Method] = {}
+        for table in self._methods:
+            for name, m in self._part(table).items():
+                if name in out:
+                    raise RuntimeError(f"{self.name}: method {name!r} is in two of {self._methods}")
+                out[name] = m
+        return out
 
     def generate(self, jobs: int, workers: int, seed: int, **params: Any) -> Any:
         return self._call("generate", jobs, workers, seed, **params)

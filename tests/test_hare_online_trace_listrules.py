@@ -1,5 +1,5 @@
-"""The list rules of online hare (``srtf``, ``srtf-fit``, clairvoyant; ``las-fit``, not): cases
-worked by hand (one against the certified optimum), SRPT's optimum where rounds are unit
+"""The list rules of online hare (``online-srtf``, ``srtf-fit``, clairvoyant; ``las-fit``, not):
+cases worked by hand (one against the certified optimum), SRPT's optimum where rounds are unit
 preemptions, a plain scan of every ready job as the reference of the heaps, decisions that
 use only the jobs arrived so far, LAS blind to a job's rounds, and the checker and the
 flow-time bound on random instances."""
@@ -23,7 +23,7 @@ from dlsched.simulate import Activity
 from dlsched.solvers import Status
 
 #: Every list rule of the family.
-RULES = ("srtf", "srtf-fit", "las-fit")
+RULES = ("online-srtf", "srtf-fit", "las-fit")
 #: Round times of a job on each GPU type: V100, P100, K80 (unrelated: a job may be faster on
 #: the P100, or as fast on the K80).
 SPEEDS = ((1.0, 1.5, 4.0), (1.0, 0.5, 1.0), (2.0, 2.0, 7.0))
@@ -105,7 +105,7 @@ def test_a_slow_gpu_left_idle_reaches_the_certified_optimum():
             HareJob("b", 0.0, 1.0, 3, 1, (1.0, 4.0), (0.0, 0.0)),
         ),
     )
-    plain, fit = _run(inst, "srtf"), _run(inst, "srtf-fit")
+    plain, fit = _run(inst, "online-srtf"), _run(inst, "srtf-fit")
     assert plain.evaluation.completion == (1.0, 6.0)
     assert fit.evaluation.completion == (1.0, 4.0)
     exact = run_method(inst, "exact")
@@ -122,7 +122,7 @@ def test_unit_rounds_on_one_gpu_are_srpt_and_meet_the_bound(spec):
         HareJob(f"j{n}", float(a), 1.0, r, 1, (1.0,), (0.0,)) for n, (a, r) in enumerate(spec)
     )
     inst = HareInstance("one-gpu", ("GPU",), jobs)
-    out = _run(inst, "srtf")
+    out = _run(inst, "online-srtf")
     want = srpt_total([float(a) for a, _ in spec], [float(r) for _, r in spec])
     assert _flow(out, inst) == pytest.approx(want - sum(a for a, _ in spec))
     assert out.details["flow_time_bound_s"] == pytest.approx(out.details["flow_time_s"])
@@ -187,7 +187,7 @@ def test_las_serves_the_least_served_first_and_srtf_the_shortest():
     )
     inst = HareInstance("two", ("GPU",), jobs)
     assert _run(inst, "las-fit").evaluation.completion == (4.0, 2.0)
-    assert _run(inst, "srtf").evaluation.completion == (4.0, 1.0)
+    assert _run(inst, "online-srtf").evaluation.completion == (4.0, 1.0)
 
 
 @settings(max_examples=25, deadline=None)

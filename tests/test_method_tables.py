@@ -41,3 +41,18 @@ def test_dlsched_methods_shows_what_a_rounding_rounds_and_guarantees() -> None:
     (row,) = [i for i, line in enumerate(lines) if line.startswith("lp-round ")]
     assert "(rounds " in lines[row]
     assert lines[row + 1].strip().startswith("guarantee: ")
+
+
+def test_a_name_in_two_of_a_familys_tables_is_refused(monkeypatch) -> None:
+    """Online hare's srtf once shadowed hare's offline srtf baseline: the merged table would have
+    run the wrong policy under the old name."""
+    from dlsched.models.hare import online
+
+    fam = families.get("hare")
+    tables = [fam._part(t) for t in fam._methods]
+    assert sum(len(t) for t in tables) == len(fam.methods())  # no name in two tables
+    clash = dict(online.methods.LIST_METHODS)
+    clash["srtf"] = clash["online-srtf"]
+    monkeypatch.setattr(online.methods, "LIST_METHODS", clash)
+    with pytest.raises(RuntimeError, match="'srtf' is in two"):
+        fam.methods()

@@ -10,8 +10,8 @@ remaining time is known, (|R_n| - rounds done) |D_n| min_m (T^c_nm + T^s_nm). Th
 is not: its priority is the service attained, rounds done x |D_n| min_m (T^c_nm + T^s_nm)
 (each round counted at the job's fastest, wherever it ran).
 
-- ``srtf``: whenever GPUs are free, the ready jobs in order of remaining time (ties: job index)
-  each start the ready tasks of their current round on their fastest free GPUs (T^c + T^s of
+- ``online-srtf``: whenever GPUs are free, the ready jobs in order of remaining time (ties: job
+  index) each start the ready tasks of their current round on their fastest free GPUs (T^c + T^s of
   the job, ties: GPU index), one task per GPU, until no GPU is free.
 - ``srtf-fit``: the same, but a job takes a GPU only if its round time there is at most
   ``slowdown`` times its fastest (T^c_nm + T^s_nm <= slowdown min_m' (T^c_nm' + T^s_nm'),
@@ -149,7 +149,7 @@ def _slowdown(slowdown: Any) -> float:
 
 
 def srtf(instance: HareInstance, slowdown: float = math.inf) -> OnlineHare:
-    """The ``srtf`` (``slowdown`` inf) and ``srtf-fit`` policies."""
+    """The ``online-srtf`` (``slowdown`` inf) and ``srtf-fit`` policies."""
     return ShortestRemaining(instance, _slowdown(slowdown))
 
 

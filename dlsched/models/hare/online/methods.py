@@ -231,8 +231,8 @@ ONLINE_POLICIES = tuple(ONLINE_METHODS)
 #: clairvoyant about sizes, and LAS, not.
 LIST_METHODS: dict[str, Method] = method_table(
     Method(
-        "srtf",
-        _online("srtf", _list_rule(srtf, True, fit=False)),
+        "online-srtf",  # hare's offline table has its own srtf (the paper's baseline)
+        _online("online-srtf", _list_rule(srtf, True, fit=False)),
         "online, clairvoyant baseline: shortest remaining time first, each task on the "
         "fastest free GPU for its job",
     ),
