@@ -172,12 +172,17 @@ class LazyFamily:
             "outcome_details": outcome_details,
         }
         self._methods = tuple(methods)
+        self._resolved: dict[str, Any] = {}  # "module:attribute" -> what it names, once found
 
     def _part(self, part: Part | None) -> Any:
         if not isinstance(part, str):
             return part
-        module, _, attribute = part.partition(":")
-        return getattr(importlib.import_module(module, self.package), attribute)
+        found = self._resolved.get(part)
+        if found is None:
+            module, _, attribute = part.partition(":")
+            found = getattr(importlib.import_module(module, self.package), attribute)
+            self._resolved[part] = found
+        return found
 
     def _call(self, key: str, *args: Any, **kwargs: Any) -> Any:
         return self._part(self._parts[key])(*args, **kwargs)

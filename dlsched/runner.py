@@ -249,6 +249,50 @@ class Pool:
             for fut in running:
                 fut.cancel()
 
+    def follow(self, calls: Sequence[Call], then: Callable[[int, Any], Call | None]) -> None:
+        """Run the lines of calls that start with ``calls``: as call ``i`` of line ``i``
+        finishes with result r, ``then(i, r)`` (in this process) gives the line's next call
+        (None: the line ends). The lines run side by side, one task per call (each call
+        should be a task's worth of work); in this process, in turn. A call that raises stops
+        every line with its exception."""
+        if self.serial:
+            for module in self.needed:
+                importlib.import_module(module)
+            self.needed = []
+            queue = list(enumerate(calls))
+            while queue:
+                i, (fn, args) = queue.pop(0)
+                nxt = then(i, fn(*args))
+                if nxt is not None:
+                    queue.append((i, nxt))
+            return
+        self._follow_dask(calls, then)
+
+    def _follow_dask(self, calls: Sequence[Call], then: Callable[[int, Any], Call | None],
+                     ) -> None:  # fmt: skip
+        from distributed import as_completed
+
+        client = self.start()
+        running: dict[Any, int] = {}
+        done = as_completed()
+
+        def submit(i: int, call: Call) -> None:
+            fut = client.submit(call[0], *call[1], pure=False)
+            running[fut] = i
+            done.add(fut)
+
+        for i, call in enumerate(calls):
+            submit(i, call)
+        try:
+            for fut in done:
+                i = running.pop(fut)
+                nxt = then(i, fut.result())
+                if nxt is not None:
+                    submit(i, nxt)
+        finally:
+            for fut in running:
+                fut.cancel()
+
     @staticmethod
     def _finished(batcher: Batcher, picked: list[int], results: list[tuple[Any, float]],
                   ) -> list[tuple[int, Any]]:  # fmt: skip

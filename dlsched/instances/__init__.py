@@ -16,6 +16,7 @@ same jobs.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import importlib
 import json
@@ -155,8 +156,10 @@ _FAMILY_TRACE = re.compile(r"^([a-z][a-z0-9_]*):(.+)$")
 FORMS = ("full", "compact", "parquet")
 
 
+@functools.cache
 def _family_module(family: str, name: str) -> Any:
-    """The family's module ``name`` (``columnar``, ``traces``), or None if it has none."""
+    """The family's module ``name`` (``columnar``, ``traces``), or None if it has none (looked
+    up once: a failed import costs more than a small instance's hash)."""
     full = f"{families.REGISTRY[family]}.{name}"
     try:
         return importlib.import_module(full)

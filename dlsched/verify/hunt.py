@@ -26,13 +26,13 @@ budget of seconds is spent, or at an infinite ratio (nothing is worse).
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -83,11 +83,24 @@ class Point:
     case: str = ""
     details: dict[str, Any] | None = None
 
-    def key(self) -> str:
-        """Content hash (names left out): the tabu list's entry."""
+    @cached_property
+    def _key(self) -> str:
         raw = {k: v for k, v in self.instance.items() if k not in ("name", "description")}
         text = json.dumps([raw, self.case, self.details], sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def key(self) -> str:
+        """Content hash (names left out): the tabu list's entry (computed once)."""
+        return self._key
+
+    @cached_property
+    def parsed(self) -> Any:
+        """The family's instance of ``instance`` (its ``from_dict``, which validates it; read
+        once, and not pickled with the point)."""
+        return from_dict(self.instance, "search")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "parsed"}
 
     def pair(self) -> moves.Pair:
         return self.instance, self.details
@@ -102,12 +115,18 @@ class Point:
 
 def spread(point: Point, layout: moves.Layout) -> float:
     """The largest ratio of two positive values of one field of ``point``."""
-    values: dict[tuple[Any, ...], list[float]] = {}
-    tree = {"instance": point.instance, "details": point.details}
-    for path, v in moves.leaves(tree, layout.labels):
-        if not isinstance(v, bool) and v > 0:
-            values.setdefault(moves.kind(path), []).append(float(v))
-    return max((max(vs) / min(vs) for vs in values.values()), default=1.0)
+    low: dict[tuple[Any, ...], float] = {}
+    high: dict[tuple[Any, ...], float] = {}
+    for field_, v in moves.fields({"instance": point.instance, "details": point.details},
+                                  layout.labels):  # fmt: skip
+        if v > 0:
+            if field_ not in low:
+                low[field_] = high[field_] = v
+            elif v < low[field_]:
+                low[field_] = v
+            elif v > high[field_]:
+                high[field_] = v
+    return max((high[f] / low[f] for f in low), default=1.0)
 
 
 def score(row: dict[str, Any]) -> float | None:
@@ -149,6 +168,34 @@ def scored_points(point: Point, rows: Sequence[dict[str, Any]]) -> list[Scored]:
             here = Point(point.instance, r.get("case") or "", details) if details else point
             out.append(Scored(s, here, r))
     return out
+
+
+@dataclass
+class Record:
+    """What a search has found, in the order its candidates were solved: the solves (rows
+    that are not errors), the best scored point and each improvement (``history``: (solves,
+    best score)), the best at each number of jobs, and every violation."""
+
+    solves: int = 0
+    best: Scored | None = None
+    history: list[tuple[int, float]] = field(default_factory=list)
+    by_jobs: dict[int, Scored] = field(default_factory=dict)
+    violations: list[Scored] = field(default_factory=list)
+
+    def add(self, point: Point, rows: Sequence[dict[str, Any]]) -> list[Scored]:
+        """One candidate's rows counted; its scored points (the record updated by each)."""
+        self.solves += sum(r.get("status") != "error" for r in rows)
+        found = scored_points(point, rows)
+        for s in found:
+            if s.row.get("holds") is False:
+                self.violations.append(s)
+            size = moves.jobs(s.point.instance)
+            if size not in self.by_jobs or s.score > self.by_jobs[size].score:
+                self.by_jobs[size] = s
+            if self.best is None or s.score > self.best.score:
+                self.best = s
+                self.history.append((self.solves, s.score))
+        return found
 
 
 # --- CMA-ES over the incumbent's numbers ------------------------------------------------------
@@ -201,8 +248,8 @@ class Cma:
             self.asked = self.es.ask()
         out = []
         for x in self.asked:
-            raw = copy.deepcopy(self.template.instance)
-            details = copy.deepcopy(self.template.details)
+            raw = moves.clone(self.template.instance)
+            details = moves.clone(self.template.details)
             tree = {"instance": raw, "details": details}
             for p, v in zip(self.paths, x, strict=True):
                 lo, hi = self.layout.limits.get(str(p[-1]), (0.0, math.inf))
@@ -259,13 +306,10 @@ class Hunt:
     batch: int = BATCH
     index: int = 0  # the next batch
     chains: list[Chain] = field(default_factory=list)
-    best: Scored | None = None
     elite: list[Scored] = field(default_factory=list)
     seen: dict[str, float | None] = field(default_factory=dict)  # tabu: point key -> score
-    solves: int = 0
-    history: list[tuple[int, float]] = field(default_factory=list)  # (solves, best score)
-    by_jobs: dict[int, Scored] = field(default_factory=dict)
-    violations: list[Scored] = field(default_factory=list)
+    lane: int = 0  # which of the pair's independent searches (its own stream of draws)
+    record: Record = field(default_factory=Record)
     cma: Cma | None = None
     seeds: list[Point] = field(default_factory=list)  # points the first batch starts from
     pending: list[Proposal | None] = field(default_factory=list)
@@ -273,11 +317,34 @@ class Hunt:
     credit: dict[str, list[int]] = field(default_factory=dict)  # move -> [tries, wins]
     scored: int = 0  # scored rows so far
     at_best: int = 0  # of which tie with the best
+    empty: int = 0  # batches in a row with no candidate (every one tried already)
 
     def __post_init__(self) -> None:
         self.chains = [Chain() for _ in range(max(1, self.batch // OFFSPRING))]
         digest = hashlib.sha256(f"{self.theorem.id}|{self.method}".encode()).digest()
-        self.base = [self.seed, int.from_bytes(digest[:4], "big")]
+        self.base = [self.seed, int.from_bytes(digest[:4], "big"), self.lane]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its layout (looked up again from the family where it lands)."""
+        return {k: v for k, v in self.__dict__.items() if k != "layout"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        layout = moves.layout(self.theorem.family)
+        assert layout is not None
+        self.layout = layout
+
+    @property
+    def best(self) -> Scored | None:
+        return self.record.best
+
+    @property
+    def solves(self) -> int:
+        return self.record.solves
+
+    @property
+    def violations(self) -> list[Scored]:
+        return self.record.violations
 
     @property
     def flat(self) -> bool:
@@ -286,7 +353,13 @@ class Hunt:
 
     @property
     def finished(self) -> bool:
+        """An infinite ratio found (nothing is worse)."""
         return self.best is not None and math.isinf(self.best.score)
+
+    @property
+    def done(self) -> bool:
+        """Finished, or three batches in a row had nothing new to propose."""
+        return self.finished or self.empty >= 3
 
     def rng(self, *more: int) -> np.random.Generator:
         return np.random.default_rng([*self.base, self.index, *more])
@@ -325,7 +398,7 @@ class Hunt:
             )
             if not within:
                 return False
-            inst = from_dict(raw, "search")
+            inst = point.parsed
             fits = self.layout.case_ok
             if point.details is not None and fits is not None and not fits(raw, point.details):
                 return False
@@ -393,6 +466,7 @@ class Hunt:
                 got = self.moved(chain.current.point, rng)
                 out.append(self._slot(Proposal(got.move, got.point, i) if got else None))
         self.pending = out
+        self.empty = 0 if any(out) else self.empty + 1
         return out
 
     def _chain_of(self, slot: int) -> int:
@@ -449,24 +523,15 @@ class Hunt:
 
     def _record(self, got: tuple[Point, list[dict[str, Any]]]) -> Scored | None:
         point, rows = got
-        found = scored_points(point, rows)
-        for r in rows:
-            if r.get("status") != "error":
-                self.solves += 1
+        before = self.best
+        found = self.record.add(point, rows)
         for s in found:
             self.scored += 1
-            if self.best is None or s.score > self.best.score * (1 + 1e-9):
+            if before is None or s.score > before.score * (1 + 1e-9):
                 self.at_best = 0
-            if self.best is None or s.score >= self.best.score * (1 - 1e-9):
+                before = s
+            if s.score >= before.score * (1 - 1e-9):
                 self.at_best += 1
-            if s.row.get("holds") is False:
-                self.violations.append(s)
-            size = moves.jobs(s.point.instance)
-            if size not in self.by_jobs or s.score > self.by_jobs[size].score:
-                self.by_jobs[size] = s
-            if self.best is None or s.score > self.best.score:
-                self.best = s
-                self.history.append((self.solves, s.score))
             self._keep_elite(s)
         return max(found, key=lambda s: s.score) if found else None
 
@@ -510,6 +575,7 @@ __all__ = [
     "Limits",
     "Point",
     "Proposal",
+    "Record",
     "Scored",
     "score",
     "scored_points",

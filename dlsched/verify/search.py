@@ -34,7 +34,7 @@ from dlsched.instances import from_dict, instance_hash, write_text_atomic
 from dlsched.runner import Call, Pool, check_scheduler, progress_bar
 from dlsched.solvers.base import SolveOptions
 from dlsched.verify import moves
-from dlsched.verify.hunt import BATCH, Hunt, Limits, Point, Proposal, Scored, score, scored_points
+from dlsched.verify.hunt import BATCH, Hunt, Limits, Point, Proposal, Record, Scored, score
 from dlsched.verify.runner import (
     COUNTEREXAMPLES,
     LOG,
@@ -53,6 +53,8 @@ SEARCH_JSON = "search.json"
 #: Row fields kept in the log.
 ROW_FIELDS = ("case", "details", "status", "value", "reference", "reference_kind", "ratio",
               "ratio_infinite", "bound", "holds", "applies", "note", "wall_time")  # fmt: skip
+Solved = tuple[Point, list[dict[str, Any]]]  # a candidate and its rows
+Logged = dict[tuple[int, int, int], dict[str, Any]]  # (lane, batch, slot) -> its log line
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ def evaluate(theorem: Theorem, method: str, point: Point, solve: SolveOptions,
     replayed. A failure is one row of status "error"."""
     t = dataclasses.replace(theorem, methods=(method,)) if method in theorem.methods else theorem
     try:
-        inst = from_dict(point.instance, "search")
+        inst = point.parsed
     except DlschedError as e:
         return [{"status": "error", "note": str(e)}]
     if point.details is not None and theorem.replay is not None:
@@ -102,8 +104,8 @@ def evaluate(theorem: Theorem, method: str, point: Point, solve: SolveOptions,
 def run_key(theorem: Theorem, method: str, options: VerifyOptions, search: SearchOptions,
             ) -> str:  # fmt: skip
     """What makes two searches of a pair the same (the budget is not: a larger one extends)."""
-    text = json.dumps([theorem.id, method, search.seed, search.batch, options.jobs, options.gpus,
-                       options.solve.time_limit, options.solve.seed])  # fmt: skip
+    text = json.dumps([theorem.id, method, search.seed, search.batch, LANES, options.jobs,
+                       options.gpus, options.solve.time_limit, options.solve.seed])  # fmt: skip
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -113,11 +115,18 @@ def read_search_log(path: Path, run: str | None = None) -> list[dict[str, Any]]:
     return [r for r in read_log(path, only=tag) if run is None or r.get("run") == run]
 
 
+#: Independent searches of each pair, run side by side (each its own chains, elite, tabu set
+#: and stream of draws, advanced only by its own results); fixed, so that a search resumed on
+#: another number of processes proposes the same candidates. Two lanes may, rarely, solve the
+#: same point.
+LANES = 4
+
+
 @dataclass
 class PairResult:
     theorem: Theorem
     method: str
-    hunt: Hunt
+    record: Record
     seconds: float
     budget: float
     exact: list[dict[str, Any]] = field(default_factory=list)
@@ -130,53 +139,154 @@ def _stem(theorem: Theorem, method: str, point: Point) -> str:
     return f"{theorem.id}-{point.key()}-{method}{case}-search"
 
 
+@dataclass
+class Leg:
+    """What a lane's task did: the lane moved on, and one log line per candidate it solved
+    (without the pair's ``spent``, which the caller adds as it logs them)."""
+
+    lane: Hunt
+    lines: list[dict[str, Any]]
+
+
+def advance(lane: Hunt, known: dict[int, Solved],
+            solve: SolveOptions, seconds: float, left: float,
+            clock: Callable[[], float]) -> Leg:  # fmt: skip
+    """A worker's task: ``lane``'s batches, proposed and solved here one after another, for
+    about ``seconds`` (at least one batch) while its pair has time ``left``; each batch's
+    solves get at most the time left when it begins. ``known``: results of the lane's pending
+    batch already logged (by slot), not solved again."""
+    start, lines, batches = clock(), list[dict[str, Any]](), 0
+    while not lane.done:
+        used = clock() - start
+        if batches and used >= seconds:
+            break
+        props = lane.pending if lane.pending else lane.proposals()
+        if left - used <= 0 and any(p and i not in known for i, p in enumerate(props)):
+            break
+        limit = solve.time_limit
+        here = solve.with_(time_limit=min(limit or math.inf, max(left - used, 1e-3)))
+        results: list[Solved | None] = []
+        for i, p in enumerate(props):
+            if p is None or i in known:
+                results.append(known.get(i))
+                continue
+            rows = json.loads(
+                json.dumps(evaluate(lane.theorem, lane.method, p.point, here), default=str)
+            )  # as a resumed run reads them
+            lines.append(_line(lane, i, p, rows, here.time_limit, left - used))
+            results.append((p.point, rows))
+        known, batches = {}, batches + 1
+        lane.absorb(results)
+    return Leg(lane, lines)
+
+
+def _line(lane: Hunt, slot: int, p: Proposal, rows: list[dict[str, Any]], limit: float | None,
+          left: float) -> dict[str, Any]:  # fmt: skip
+    return {
+        "theorem": lane.theorem.id, "method": lane.method, "lane": lane.lane,
+        "batch": lane.index, "slot": slot, "move": p.move,
+        "instance_hash": instance_hash(p.point.parsed),
+        "left": left, "time_limit": limit, "point": p.point.to_json(), "rows": rows,
+    }  # fmt: skip
+
+
+def replay(lane: Hunt, logged: Logged) -> dict[int, Solved]:
+    """``lane`` moved through the batches its log holds whole (nothing solved); what is
+    logged of the first batch it does not hold whole (that batch left pending)."""
+    while not lane.done:
+        props = lane.proposals()
+        got = _from_log(props, logged, lane.lane, lane.index)
+        if any(p is not None and r is None for p, r in zip(props, got, strict=True)):
+            return {i: r for i, r in enumerate(got) if r is not None}
+        lane.absorb(got)
+    return {}
+
+
 def hunt_pair(theorem: Theorem, method: str, directory: Path, options: VerifyOptions,
               search: SearchOptions, pool: Pool, fd: int) -> PairResult:  # fmt: skip
-    """Search one pair within its budget (what the log holds replayed, not solved again)."""
+    """Search one pair within its budget: :data:`LANES` lanes side by side on the pool, each
+    task a lane's batches for about ``options.task_seconds`` (what the log holds replayed,
+    not solved again)."""
     from dlsched.verify import metaopt
 
     lay = moves.layout(theorem.family)
     assert lay is not None
     run = run_key(theorem, method, options, search)
     lines = read_search_log(directory / SEARCH_LOG, run)
-    logged = {(r["batch"], r["slot"]): r for r in lines if "batch" in r}
+    logged = {(r["lane"], r["batch"], r["slot"]): r for r in lines if "batch" in r}
     spent = max((float(r["spent"]) for r in lines if "spent" in r), default=0.0)
     jobs = options.jobs or theorem.sizes.get("jobs")
     gpus = options.gpus or theorem.sizes.get("gpus")
     limits = _limits(lay, jobs, gpus)
-    hunt = Hunt(theorem, method, lay, limits, (jobs, gpus), search.seed, search.batch)
     exact = metaopt.worst_cases(
         theorem.id, method, lines, search.budget, fd, run, spent, search.clock
     )
     spent = max([spent, *(float(e["spent"]) for e in exact)])
-    hunt.seeds = [Point(e["instance"]) for e in exact if e.get("instance")]
+    record = Record()
+    for r in lines:
+        if "batch" in r:
+            record.add(Point.from_json(r["point"]), r["rows"])
+    lanes, known = [], []
+    for k in range(LANES):
+        lane = Hunt(theorem, method, lay, limits, (jobs, gpus), search.seed, search.batch, lane=k)
+        if k == 0:
+            lane.seeds = [Point(e["instance"]) for e in exact if e.get("instance")]
+        known.append(replay(lane, logged))
+        lanes.append(lane)
     cx = directory / COUNTEREXAMPLES
     with progress_bar(round(search.budget), f"search {theorem.id} {method}", options,
                       unit="s") as bar:  # fmt: skip
-        bar.update(min(round(spent), round(search.budget)))
-        empty = 0
-        while not hunt.finished and empty < 3:  # three batches with nothing new: all tried
-            props = hunt.proposals()
-            empty = 0 if any(props) else empty + 1
-            missing = [i for i, p in enumerate(props) if p and (hunt.index, i) not in logged]
-            if missing and spent >= search.budget:
-                hunt.absorb(_from_log(props, logged, hunt.index))
-                break
-            results = _from_log(props, logged, hunt.index)
-            if missing:
-                before = spent
-                spent = _solve_batch(hunt, props, missing, results, run, spent, search, options,
-                                     pool, fd, cx)  # fmt: skip
-                bar.update(
-                    min(round(spent), round(search.budget))
-                    - min(round(before), round(search.budget))
-                )
-            hunt.absorb(results)
-    result = PairResult(theorem, method, hunt, spent, search.budget, exact)
-    if hunt.violations:
-        worst = max(hunt.violations, key=lambda s: s.score)
+        walk = _Walk(record, run, spent, search, options, fd, cx, bar)
+        calls = [walk.call(lane, known[k]) for k, lane in enumerate(lanes)]
+        pool.follow([c for c in calls if c is not None], lambda _, leg: walk.then(leg))
+    result = PairResult(theorem, method, record, walk.spent, search.budget, exact)
+    if record.violations:
+        worst = max(record.violations, key=lambda s: s.score)
         result.counterexample = f"{COUNTEREXAMPLES}/{_stem(theorem, method, worst.point)}.json"
     return result
+
+
+@dataclass
+class _Walk:
+    """The caller's side of a pair's lanes: each leg's lines logged as it comes back (with
+    the pair's seconds spent), the record kept in log order, the next leg handed out while
+    the budget lasts."""
+
+    record: Record
+    run: str
+    spent: float
+    search: SearchOptions
+    options: VerifyOptions
+    fd: int
+    cx: Path
+    bar: Any
+
+    def __post_init__(self) -> None:
+        self.base, self.start = self.spent, self.search.clock()
+        self.bar.update(min(round(self.spent), round(self.search.budget)))
+
+    def call(self, lane: Hunt, known: dict[int, Any]) -> Call | None:
+        left = self.search.budget - self.spent
+        if lane.done or (left <= 0 and not known):
+            return None
+        seconds = min(self.options.task_seconds, left)
+        args = (lane, known, self.options.solve, seconds, left, self.search.clock)
+        return advance, args
+
+    def then(self, leg: Leg) -> Call | None:
+        before = self.spent
+        self.spent = self.base + self.search.clock() - self.start
+        text = []
+        for line in leg.lines:
+            point = Point.from_json(line["point"])
+            for s in self.record.add(point, line["rows"]):
+                if s.row.get("holds") is False:
+                    _save_violation(leg.lane.theorem, leg.lane.method, s, self.cx)
+            text.append(json.dumps({**line, "run": self.run, "spent": self.spent}) + "\n")
+        append_line(self.fd, "".join(text))
+        budget = round(self.search.budget)
+        self.bar.update(min(round(self.spent), budget) - min(round(before), budget))
+        return self.call(leg.lane, {})
 
 
 def _limits(lay: moves.Layout, jobs: int | None, gpus: int | None) -> Limits:
@@ -184,57 +294,19 @@ def _limits(lay: moves.Layout, jobs: int | None, gpus: int | None) -> Limits:
     return Limits(j, 2 * (gpus or 2), math.ceil(lay.work_per_job * j))
 
 
-def _from_log(props: Sequence[Proposal | None], logged: dict[tuple[int, int], dict[str, Any]],
-              index: int) -> list[tuple[Point, list[dict[str, Any]]] | None]:  # fmt: skip
-    out: list[tuple[Point, list[dict[str, Any]]] | None] = []
+def _from_log(props: Sequence[Proposal | None], logged: Logged, lane: int, index: int,
+              ) -> list[Solved | None]:  # fmt: skip
+    out: list[Solved | None] = []
     for i, _ in enumerate(props):
-        line = logged.get((index, i))
+        line = logged.get((lane, index, i))
         out.append((Point.from_json(line["point"]), line["rows"]) if line else None)
     return out
 
 
-def _solve_batch(hunt: Hunt, props: Sequence[Proposal | None], missing: list[int],
-                 results: list[Any], run: str, spent: float, search: SearchOptions,
-                 options: VerifyOptions, pool: Pool, fd: int, cx: Path) -> float:  # fmt: skip
-    """Solve the batch's missing slots on the pool, logged in one write when the batch is
-    done (a violation saved as it is found; a kill within the batch solves its slots again);
-    the seconds spent afterwards. Every solve gets at most what is left of the budget."""
-    left = max(search.budget - spent, 1e-3)
-    limit = options.solve.time_limit
-    solve = options.solve.with_(time_limit=left if limit is None else min(limit, left))
-    calls: list[Call] = []
-    for i in missing:
-        p = props[i]
-        assert p is not None
-        calls.append((evaluate, (hunt.theorem, hunt.method, p.point, solve)))
-    start = search.clock()
-    text = []
-    for finished in pool.map(calls, [hunt.method] * len(calls)):
-        for n, rows in finished:
-            i = missing[n]
-            p = props[i]
-            assert p is not None
-            rows = json.loads(json.dumps(rows, default=str))  # as a resumed run reads them
-            for s in scored_points(p.point, rows):
-                if s.row.get("holds") is False:
-                    _save_violation(hunt, s, cx)
-            line = {
-                "theorem": hunt.theorem.id, "method": hunt.method, "run": run,
-                "batch": hunt.index, "slot": i, "move": p.move,
-                "instance_hash": instance_hash(from_dict(p.point.instance)),
-                "spent": spent + search.clock() - start, "time_limit": solve.time_limit,
-                "point": p.point.to_json(), "rows": rows,
-            }  # fmt: skip
-            text.append(json.dumps(line) + "\n")
-            results[i] = (p.point, rows)
-    append_line(fd, "".join(text))
-    return spent + search.clock() - start
-
-
-def _save_violation(hunt: Hunt, s: Scored, cx: Path) -> None:
-    stem = _stem(hunt.theorem, hunt.method, s.point)
+def _save_violation(theorem: Theorem, method: str, s: Scored, cx: Path) -> None:
+    stem = _stem(theorem, method, s.point)
     if not (cx / f"{stem}.json").exists():
-        record = {**s.row, "theorem": hunt.theorem.id, "method": hunt.method}
+        record = {**s.row, "theorem": theorem.id, "method": method}
         save_counterexample(from_dict(s.point.instance), record, cx, stem=stem)
 
 
@@ -244,7 +316,7 @@ def _save_violation(hunt: Hunt, s: Scored, cx: Path) -> None:
 def worst_violations(res: PairResult, count: int) -> list[Scored]:
     """The ``count`` worst violations of a pair, each point once, worst first."""
     out: list[Scored] = []
-    for v in sorted(res.hunt.violations, key=lambda s: -s.score):
+    for v in sorted(res.record.violations, key=lambda s: -s.score):
         if len(out) < count and all(v.point.key() != o.point.key() for o in out):
             out.append(v)
     return out
@@ -338,7 +410,7 @@ def _num(x: float | None) -> float | None:
 
 def pair_row(res: PairResult, sampled: list[dict[str, Any]]) -> dict[str, Any]:
     """The row of ``search.json`` of one pair."""
-    hunt, best = res.hunt, res.hunt.best
+    hunt, best = res.record, res.record.best
     sample_scores = [score(r) for r in sampled]
     ranked = [(s, i) for i, s in enumerate(sample_scores) if s is not None]
     sample_row = sampled[max(ranked)[1]] if ranked else None
@@ -435,7 +507,7 @@ def search(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOp
                 repair_tail(d / SEARCH_LOG, fd)
                 results = [hunt_pair(t, m, d, options, budget, pool, fd) for m in t.methods]
             shrink_worst(results, d, options, pool)
-            sampled = sample(t, {r.method: r.hunt.solves for r in results}, d, options, pool)
+            sampled = sample(t, {r.method: r.record.solves for r in results}, d, options, pool)
             rows = [pair_row(r, sampled[r.method]) for r in results]
             write_rows(d, rows)
             summary.rows += rows
