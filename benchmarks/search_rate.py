@@ -5,14 +5,17 @@ does it scale with Dask processes as ``verify`` does?
                                      [--only 000-has,002-lemma2,003-thm1]
 
 For each theorem (narrowed to its first method) and each cluster size (1 and 2 processes, one
-thread each), on one warmed LocalCluster per size: the search with ``--budget`` seconds
-(``search.hunt_pair``: proposals, certified solves, the log), then ``verify``'s seeded run
-(``verify.runner.run``: draw, solve, log) of as many instances as the search certified, on the
-same cluster, back to back. Rates are certified instances per minute of wall time; each
-theorem's rounds alternate the order of the two sizes, and the median is reported. *search /
-verify* is the search's rate over the sample's at one size; the speed-up is that of 2
-processes over 1 for each. The machine may be shared: the load average is printed beside each
-row.
+thread each), on one LocalCluster per size, back to back: the search with ``--budget`` seconds
+(``search.hunt_pair``: proposals, certified solves, the log); ``verify``'s seeded run
+(``verify.runner.run``: draw, solve, log) of as many instances as the search certified; and
+``verify``'s own measuring (``verify.runner._measure``: a task per instance, rows logged) of
+the search's very candidates, so that the last two differ only in the instances (the search
+drifts to larger ones, which cost more to certify). Rates are certified instances per minute of
+wall time; each theorem's rounds alternate the order of the two sizes, and the median is
+reported. *search / verify* is the search's rate over the sample's at one size, *search /
+same* over verify's on the same candidates; the speed-up is that of 2 processes over 1 for
+each. The machine may be shared: the load average is printed beside each row. (For a theorem
+measured on recorded sub-cases, verify measures a candidate's every sub-case, the search one.)
 """
 
 from __future__ import annotations
@@ -26,18 +29,21 @@ from pathlib import Path
 from statistics import median
 
 from dlsched.bounds import locked_log
+from dlsched.instances import from_dict
 from dlsched.runner import Pool
 from dlsched.solvers.base import SolveOptions
 from dlsched.verify import registry
-from dlsched.verify.runner import VerifyOptions, worker_modules
+from dlsched.verify.runner import LOG, Summary, VerifyOptions, _measure, worker_modules
 from dlsched.verify.runner import run as run_sample
-from dlsched.verify.search import SEARCH_LOG, SearchOptions, hunt_pair
+from dlsched.verify.search import SEARCH_LOG, SearchOptions, hunt_pair, read_search_log
 
 TIME_LIMIT = 10.0
 
 
-def one_round(theorem_id: str, processes: int, budget: float, root: Path) -> tuple[float, float]:
-    """(search, sample) certified instances per minute on a cluster of ``processes``."""
+def one_round(theorem_id: str, processes: int, budget: float, root: Path,
+              ) -> tuple[float, float, float]:  # fmt: skip
+    """(search, sample, same candidates) certified instances per minute on a cluster of
+    ``processes``."""
     t = registry()[theorem_id]
     t = dataclasses.replace(t, methods=t.methods[:1])
     options = VerifyOptions(
@@ -50,12 +56,18 @@ def one_round(theorem_id: str, processes: int, budget: float, root: Path) -> tup
         started = time.monotonic()
         with locked_log(d / SEARCH_LOG) as fd:
             res = hunt_pair(t, t.methods[0], d, options, SearchOptions(budget), pool, fd)
-        search_rate = 60 * res.hunt.solves / (time.monotonic() - started)
-        count = max(res.hunt.solves, 1)
+        search_rate = 60 * res.record.solves / (time.monotonic() - started)
+        count = max(res.record.solves, 1)
         started = time.monotonic()
         run_sample([t], d / "sample", dataclasses.replace(options, count=count, shrink=0), pool)
         sample_rate = 60 * count / (time.monotonic() - started)
-    return search_rate, sample_rate
+        points = [r["point"]["instance"] for r in read_search_log(d / SEARCH_LOG) if "batch" in r]
+        started = time.monotonic()
+        drawn = [(t, from_dict(p)) for p in points]
+        (d / "same").mkdir()
+        _measure(drawn, d / "same" / LOG, d / "same", options, pool, Summary(d / "same"))
+        same_rate = 60 * len(points) / (time.monotonic() - started)
+    return search_rate, sample_rate, same_rate
 
 
 def main() -> None:
@@ -66,27 +78,26 @@ def main() -> None:
     a = p.parse_args()
     root = Path(tempfile.mkdtemp(prefix="search-rate-"))
     print(
-        "| theorem | method | search / min, 1 process | verify / min, 1 | search / verify, 1 "
-        "| search / min, 2 processes | verify / min, 2 | search / verify, 2 "
-        "| speed-up search | speed-up verify | load |"
+        "| theorem | method | processes | search / min | verify / min | same / min "
+        "| search / verify | search / same | load |"
     )
-    print("|" + "---|" * 11, flush=True)
+    print("|" + "---|" * 9, flush=True)
     for theorem_id in a.only.split(","):
-        rates: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
+        rates: dict[int, list[tuple[float, float, float]]] = {1: [], 2: []}
         loads = [os.getloadavg()[0]]
         for r in range(a.rounds):
             for processes in (1, 2) if r % 2 == 0 else (2, 1):
                 rates[processes].append(one_round(theorem_id, processes, a.budget, root))
         loads.append(os.getloadavg()[0])
-        s = {k: median(x for x, _ in v) for k, v in rates.items()}
-        v = {k: median(y for _, y in v) for k, v in rates.items()}
         method = registry()[theorem_id].methods[0]
-        print(
-            f"| {theorem_id} | {method} | {s[1]:,.0f} | {v[1]:,.0f} | {s[1] / v[1]:.2f} "
-            f"| {s[2]:,.0f} | {v[2]:,.0f} | {s[2] / v[2]:.2f} | {s[2] / s[1]:.2f}x "
-            f"| {v[2] / v[1]:.2f}x | {loads[0]:.1f}-{loads[1]:.1f} |",
-            flush=True,
-        )
+        load = f"{loads[0]:.1f}-{loads[1]:.1f}"
+        m = {k: [median(x[j] for x in v) for j in range(3)] for k, v in rates.items()}
+        for k, (s, v, same) in m.items():
+            print(f"| {theorem_id} | {method} | {k} | {s:,.0f} | {v:,.0f} | {same:,.0f} "
+                  f"| {s / v:.2f} | {s / same:.2f} | {load} |", flush=True)  # fmt: skip
+        up = [m[2][j] / m[1][j] for j in range(3)]
+        print(f"| {theorem_id} | {method} | speed-up 2 / 1 | {up[0]:.2f}x | {up[1]:.2f}x "
+              f"| {up[2]:.2f}x | | | {load} |", flush=True)  # fmt: skip
     print(
         f"\nBudget {a.budget:g} s a search, {a.rounds} rounds (medians), certification time "
         f"limit {TIME_LIMIT:g} s, {os.cpu_count()} cores."

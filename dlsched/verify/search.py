@@ -249,8 +249,9 @@ def hunt_pair(theorem: Theorem, method: str, directory: Path, options: VerifyOpt
 @dataclass
 class _Walk:
     """The caller's side of a pair's lanes: each leg's lines logged as it comes back (with
-    the pair's seconds spent), the record kept in log order, the next leg handed out while
-    the budget lasts."""
+    the pair's seconds spent), the record kept in log order, each violation worse than any
+    before it saved (before its line is logged: every violation is in the log, the worst
+    also in ``counterexamples/``), the next leg handed out while the budget lasts."""
 
     record: Record
     run: str
@@ -263,6 +264,7 @@ class _Walk:
 
     def __post_init__(self) -> None:
         self.base, self.start = self.spent, self.search.clock()
+        self.worst = max((v.score for v in self.record.violations), default=-math.inf)
         self.bar.update(min(round(self.spent), round(self.search.budget)))
 
     def call(self, lane: Hunt, known: dict[int, Any]) -> Call | None:
@@ -280,8 +282,9 @@ class _Walk:
         for line in leg.lines:
             point = Point.from_json(line["point"])
             for s in self.record.add(point, line["rows"]):
-                if s.row.get("holds") is False:
+                if s.row.get("holds") is False and s.score > self.worst:
                     _save_violation(leg.lane.theorem, leg.lane.method, s, self.cx)
+                    self.worst = s.score
             text.append(json.dumps({**line, "run": self.run, "spent": self.spent}) + "\n")
         append_line(self.fd, "".join(text))
         budget = round(self.search.budget)
