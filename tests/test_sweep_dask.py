@@ -211,3 +211,30 @@ def test_the_api_verify_takes_the_runners_options(tmp_path: Path) -> None:
     with pytest.raises(OptionError, match="--scheduler"):
         api.verify("000-has", count=1, out=tmp_path / "remote", scheduler="nonsense://")
     assert not (tmp_path / "remote").exists()
+
+
+def _countdown(line: int, n: int) -> tuple[int, int, int]:
+    return line, n, os.getpid()
+
+
+@pytest.mark.parametrize("processes", [0, 2])
+def test_lines_of_calls_run_each_call_once_in_order_and_stop_when_told(processes: int) -> None:
+    """Pool.follow: three lines of calls, each next call given by the last one's result (line
+    k counts down from 2 k); every call of every line runs once, a line's calls in its order,
+    and a line ends when ``then`` says so; on Dask, the calls ran in the workers, not here."""
+    seen: list[tuple[int, int]] = []
+    pids = set()
+
+    def then(i: int, result: tuple[int, int, int]) -> Any:
+        line, n, pid = result
+        assert line == i
+        seen.append((line, n))
+        pids.add(pid)
+        return (_countdown, (line, n - 1)) if n > 0 else None
+
+    with Pool(RunnerOptions(processes=processes, progress=False)) as pool:
+        pool.follow([(_countdown, (k, 2 * k + 3)) for k in range(3)], then)
+    for k in range(3):
+        assert [n for line, n in seen if line == k] == list(range(2 * k + 3, -1, -1))
+    assert len(seen) == sum(2 * k + 4 for k in range(3))
+    assert (len(pids) == 1) if processes == 0 else (os.getpid() not in pids)

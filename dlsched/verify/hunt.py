@@ -1,6 +1,7 @@
-"""The state of one (claim, method) pair's worst-case search (:mod:`.search` runs it): its
-points, their scores, the chains and the proposals of each batch, advanced only by the seed and
-the results it is given, so that a search replayed from its log proposes the same candidates.
+"""The state of one lane of a (claim, method) pair's worst-case search (:mod:`.search` runs
+the pair's lanes side by side): its points, their scores, the chains and the proposals of each
+batch, advanced only by its seed and the results it is given, so that a lane replayed from its
+log proposes the same candidates.
 
 **What is maximized.** The method's row of the theorem's own measure (the same exact routes as
 ``verify``, every schedule checked by the family's checker): its ratio over the claim's bound

@@ -2,13 +2,15 @@
 search for the instance that maximizes the claim's ratio, instead of a seeded sample of it.
 What it maximizes and how it proposes candidates (moves on the raw instance, simulated
 annealing with restarts and a tabu set, CMA-ES over the numbers) is :mod:`.hunt`'s; this module
-runs it: each candidate certified on the pool, logged, the budget kept.
+runs it: :data:`LANES` independent searches of each pair side by side, each worker's task a
+lane's *leg* (its batches proposed and certified in the worker for about ``--task-seconds``),
+the parent logging each leg as it returns and handing out the lane's next, the budget kept.
 
-**Log and resume.** Each certified candidate is one line of ``DIR/search.jsonl`` (the
-point, the method's rows, the seconds spent) appended as its task finishes, under the lock of
-:mod:`dlsched.bounds`' log. Proposals depend only on the seed and on logged results, so a
-killed search replays its log (no candidate solved again) and goes on where it stopped; the
-seconds already spent count against the budget.
+**Log and resume.** Each certified candidate is one line of ``DIR/search.jsonl`` (its lane,
+batch and slot, the point, the method's rows, the seconds spent), a leg's lines in one write,
+under the lock of :mod:`dlsched.bounds`' log. A lane's proposals depend only on the seed and
+on its own results, so a killed search replays each lane through its log (no candidate solved
+again) and goes on where it stopped; the seconds already spent count against the budget.
 
 **Then** the worst violation of each pair is shrunk (``verify``'s :func:`.runner.shrink`) and
 saved, and a plain seeded sample (``verify``'s own run, into ``verify.jsonl``) is taken with at
