@@ -33,9 +33,15 @@ from dlsched.instances import from_dict
 from dlsched.runner import Pool
 from dlsched.solvers.base import SolveOptions
 from dlsched.verify import registry
-from dlsched.verify.runner import LOG, Summary, VerifyOptions, _measure, worker_modules
+from dlsched.verify.runner import LOG, Summary, VerifyOptions, _measure
 from dlsched.verify.runner import run as run_sample
-from dlsched.verify.search import SEARCH_LOG, SearchOptions, hunt_pair, read_search_log
+from dlsched.verify.search import (
+    SEARCH_LOG,
+    SearchOptions,
+    hunt_pair,
+    read_search_log,
+    search_modules,
+)
 
 TIME_LIMIT = 10.0
 
@@ -50,9 +56,7 @@ def one_round(theorem_id: str, processes: int, budget: float, root: Path,
         solve=SolveOptions(time_limit=TIME_LIMIT, threads=1), processes=processes, progress=False
     )
     d = Path(tempfile.mkdtemp(dir=root))
-    import dlsched.verify.search as search_module
-
-    with Pool(options, [*worker_modules([t]), search_module.__name__]) as pool:
+    with Pool(options, search_modules([t])) as pool:
         started = time.monotonic()
         with locked_log(d / SEARCH_LOG) as fd:
             res = hunt_pair(t, t.methods[0], d, options, SearchOptions(budget), pool, fd)

@@ -11,6 +11,9 @@ import dataclasses
 import itertools
 import json
 import math
+import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -209,16 +212,40 @@ def test_a_killed_search_resumes_with_no_solve_lost_or_repeated(
     assert len(solved) == again and candidates(killed / SEARCH_LOG) == resumed
 
 
+def test_a_lane_in_a_cma_episode_travels_to_a_process_that_never_imported_cma() -> None:
+    """A lane is a worker's task and its result: one in the middle of a CMA-ES episode,
+    pickled, loads in a fresh interpreter and goes on there with the same proposals it makes
+    here."""
+    t = only("000-has", "has")
+    lane = search_module.Hunt(t, "has", moves.layout(t.family), search_module._limits(
+        moves.layout(t.family), 3, 2), (3, 2), seed=0, lane=1)  # fmt: skip
+    while lane.cma is None:
+        props = lane.proposals()
+        rows = [search_module.evaluate(t, "has", p.point, SO) if p else None for p in props]
+        lane.absorb([(p.point, r) if p and r else None for p, r in zip(props, rows, strict=True)])
+    lane.absorb([None] * len(lane.proposals()))  # the episode asked, told nothing
+    data = pickle.dumps(lane)
+    here = [p.point.key() if p else None for p in pickle.loads(data).proposals()]
+    script = ("import pickle, sys; lane = pickle.loads(sys.stdin.buffer.read()); "
+              "print([p.point.key() if p else None for p in lane.proposals()])")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", script], input=data, capture_output=True,
+                         check=True).stdout  # fmt: skip
+    assert out.decode().strip() == str(here)
+
+
 def test_a_search_on_dask_proposes_and_finds_what_a_serial_one_does(tmp_path: Path) -> None:
     """The same search in this process and on a LocalCluster of 2 processes: in each slot
     both solved, the same candidate and the same rows (timings aside); each lane of one a
-    prefix of the other's (how far each lane got depends on the order legs came back)."""
+    prefix of the other's (how far each lane got depends on the order legs came back); on
+    Dask, lanes went back and forth in the middle of CMA-ES episodes."""
     t = only("000-has", "has")
-    search([t], tmp_path / "serial", serial(), budget(25.0))
+    search([t], tmp_path / "serial", serial(), budget(40.0))
     dask_options = VerifyOptions(solve=SO, processes=2, progress=False)
-    search([t], tmp_path / "dask", dask_options, budget(25.0))
+    search([t], tmp_path / "dask", dask_options, budget(40.0))
     here, there = (candidates(tmp_path / d / SEARCH_LOG) for d in ("serial", "dask"))
     assert consistent(here, there) >= 16
+    moves_there = {r["move"] for r in read_search_log(tmp_path / "dask" / SEARCH_LOG)}
+    assert "cma" in moves_there  # lanes in a CMA-ES episode went to the workers and back
 
     def rows(d: Path) -> dict:
         return {(r["lane"], r["batch"], r["slot"]):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import pickle
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -236,6 +237,22 @@ class Cma:
         with _own_numpy_state(self):
             self.es = cma.CMAEvolutionStrategy(x0, 0.5, opts)
         self.asked: list[Any] = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the layout (found again from the family where it lands), the
+        strategy as bytes loaded after ``import cma``: the package's modules import each
+        other, and a process should import the package whole before any of its classes."""
+        state = {k: v for k, v in self.__dict__.items() if k != "layout"}
+        return {**state, "es": pickle.dumps(self.es), "family": self.layout.family}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        import cma  # noqa: F401 - the package first, then its classes
+
+        family = state.pop("family")
+        self.__dict__.update({**state, "es": pickle.loads(state["es"])})
+        layout = moves.layout(family)
+        assert layout is not None
+        self.layout = layout
 
     @property
     def usable(self) -> bool:

@@ -204,11 +204,22 @@ def replay(lane: Hunt, logged: Logged) -> dict[int, Solved]:
     return {}
 
 
+def search_modules(theorems: Sequence[Theorem]) -> list[str]:
+    """What a search's workers import before their first task: ``verify``'s, this module,
+    and the ``cma`` package (whole, before a lane in a CMA-ES episode is unpickled there)."""
+    return [*worker_modules(theorems), __name__, "cma"]
+
+
 def hunt_pair(theorem: Theorem, method: str, directory: Path, options: VerifyOptions,
               search: SearchOptions, pool: Pool, fd: int) -> PairResult:  # fmt: skip
     """Search one pair within its budget: :data:`LANES` lanes side by side on the pool, each
     task a lane's batches for about ``options.task_seconds`` (what the log holds replayed,
     not solved again)."""
+    # cma imported here, before a lane that carries its classes comes back: two threads
+    # importing the package at once (the client's, unpickling a lane, and another) can meet
+    # it half imported (its modules import each other)
+    import cma  # noqa: F401
+
     from dlsched.verify import metaopt
 
     lay = moves.layout(theorem.family)
@@ -505,8 +516,7 @@ def search(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOp
     summary = SearchSummary(d)
     with ExitStack() as stack:
         if pool is None:
-            modules = [*worker_modules(theorems), __name__]
-            pool = stack.enter_context(Pool(options, modules))
+            pool = stack.enter_context(Pool(options, search_modules(theorems)))
         for t in theorems:
             with locked_log(d / SEARCH_LOG) as fd:
                 repair_tail(d / SEARCH_LOG, fd)
@@ -567,5 +577,6 @@ __all__ = [
     "read_search_log",
     "score",
     "search",
+    "search_modules",
     "unattackable",
 ]
