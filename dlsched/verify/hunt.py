@@ -183,17 +183,21 @@ class Record:
     history: list[tuple[int, float]] = field(default_factory=list)
     by_jobs: dict[int, Scored] = field(default_factory=dict)
     violations: list[Scored] = field(default_factory=list)
+    #: False: the solves, the best and its history only (a lane's own, carried to and from
+    #: the workers with every leg: its violations would grow it without bound)
+    full: bool = True
 
     def add(self, point: Point, rows: Sequence[dict[str, Any]]) -> list[Scored]:
         """One candidate's rows counted; its scored points (the record updated by each)."""
         self.solves += sum(r.get("status") != "error" for r in rows)
         found = scored_points(point, rows)
         for s in found:
-            if s.row.get("holds") is False:
-                self.violations.append(s)
-            size = moves.jobs(s.point.instance)
-            if size not in self.by_jobs or s.score > self.by_jobs[size].score:
-                self.by_jobs[size] = s
+            if self.full:
+                if s.row.get("holds") is False:
+                    self.violations.append(s)
+                size = moves.jobs(s.point.instance)
+                if size not in self.by_jobs or s.score > self.by_jobs[size].score:
+                    self.by_jobs[size] = s
             if self.best is None or s.score > self.best.score:
                 self.best = s
                 self.history.append((self.solves, s.score))
@@ -327,7 +331,8 @@ class Hunt:
     elite: list[Scored] = field(default_factory=list)
     seen: dict[str, float | None] = field(default_factory=dict)  # tabu: point key -> score
     lane: int = 0  # which of the pair's independent searches (its own stream of draws)
-    record: Record = field(default_factory=Record)
+    record: Record = field(default_factory=lambda: Record(full=False))  # the pair's is kept
+    # by the caller, in log order
     cma: Cma | None = None
     seeds: list[Point] = field(default_factory=list)  # points the first batch starts from
     pending: list[Proposal | None] = field(default_factory=list)
@@ -359,10 +364,6 @@ class Hunt:
     @property
     def solves(self) -> int:
         return self.record.solves
-
-    @property
-    def violations(self) -> list[Scored]:
-        return self.record.violations
 
     @property
     def flat(self) -> bool:

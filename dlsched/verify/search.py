@@ -282,8 +282,9 @@ class _Walk:
 
     def call(self, lane: Hunt, known: dict[int, Any]) -> Call | None:
         left = self.search.budget - self.spent
-        if lane.done or (left <= 0 and not known):
-            return None
+        best = self.record.best
+        if lane.done or (left <= 0 and not known) or (best is not None and math.isinf(best.score)):
+            return None  # (an infinite ratio in any lane ends the pair: nothing is worse)
         seconds = min(self.options.task_seconds, left)
         args = (lane, known, self.options.solve, seconds, left, self.search.clock)
         return advance, args
