@@ -45,7 +45,8 @@ from dlsched.models.ddlwmp.predict import (
     split,
 )
 from dlsched.models.ddlwmp.profiles import stages
-from dlsched.models.ddlwmp.traces import gavel_dir, read_gavel
+from dlsched.models.ddlwmp.traces import read_gavel
+from dlsched.online.traces import gavel_dir
 from dlsched.solvers import SolveOptions
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -63,7 +63,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dlsched.models.ddlwmp.online import POLICIES as DDLWMP  # noqa: E402
-from dlsched.models.ddlwmp.traces import gavel_dir  # noqa: E402
+from dlsched.online.traces import gavel_dir  # noqa: E402
 
 TRACES = gavel_dir(ROOT) / "msr-traces-seed0"
 #: The policies of each family, in the order of its table.
@@ -169,7 +169,7 @@ def warm(family: str) -> float:
 
         flow_bound(INSTANCE)
     else:
-        from dlsched.models.hare.online.bounds import cached
+        from dlsched.online.bounds import cached
 
         module = "hare.online.bounds" if family == "hare" else "elastic.flowbound"
         make = importlib.import_module(f"dlsched.models.{module}").flow_bound
@@ -199,9 +199,10 @@ def hare_reference() -> dict[str, Any]:
     """The family's ``online-srtf`` policy (shortest remaining first, each ready task on the fastest
     free GPU for its job, tasks at round boundaries): its flow time and the family's bound."""
     from dlsched.models.hare.check import check_schedule
-    from dlsched.models.hare.online.bounds import cached, flow_bound
+    from dlsched.models.hare.online.bounds import flow_bound
     from dlsched.models.hare.online.common import run_policy
     from dlsched.models.hare.online.listrules import srtf
+    from dlsched.online.bounds import cached
 
     inst = INSTANCE
     t = time.perf_counter()
@@ -222,9 +223,9 @@ def elastic_reference() -> dict[str, Any]:
     from dlsched.models import MethodOptions
     from dlsched.models.elastic.baselines import ListPolicy, _config, _run
     from dlsched.models.elastic.check import check_schedule
-    from dlsched.models.elastic.flowbound import flow_bound, least_use, most_workers
-    from dlsched.models.elastic.instance import duration
-    from dlsched.models.hare.online.bounds import cached
+    from dlsched.models.elastic.flowbound import flow_bound, least_use
+    from dlsched.models.elastic.instance import duration, most_workers
+    from dlsched.online.bounds import cached
 
     inst = INSTANCE
     most = most_workers(inst)

@@ -19,21 +19,15 @@ from dlsched.errors import InfeasibleSolutionError, InstanceError, OptionError
 from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.ddlwmp.alpha import alpha_max_ms, alpha_ms
-from dlsched.models.ddlwmp.bounds import srpt_total
 from dlsched.models.ddlwmp.check import busy_slots, check_schedule, run_seconds
+from dlsched.models.ddlwmp.forms import ddlwmp_from_dict
 from dlsched.models.ddlwmp.generate import generate
-from dlsched.models.ddlwmp.instance import (
-    Cluster,
-    DdlwmpInstance,
-    Job,
-    Stage,
-    ddlwmp_from_dict,
-    ddlwmp_to_dict,
-)
+from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job, Stage, ddlwmp_to_dict
 from dlsched.models.ddlwmp.mapping import all_placements, heavy_edge, job_graph
 from dlsched.models.ddlwmp.mapping_methods import exact_mapping
 from dlsched.models.ddlwmp.online import POLICIES, run_policy
 from dlsched.models.ddlwmp.solution import Schedule
+from dlsched.online.bounds import srpt_total
 from dlsched.solvers import SolveOptions
 
 CLUSTER = Cluster(servers=2, gpus_per_server=4, inter_gbps=10.0, intra_gbps=2400.0)

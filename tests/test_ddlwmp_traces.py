@@ -15,7 +15,8 @@ from dlsched.models.ddlwmp.check import check_schedule
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
 from dlsched.models.ddlwmp.predict import RandomForest, predict
-from dlsched.models.ddlwmp.traces import gavel_dir, read_gavel, read_pai
+from dlsched.models.ddlwmp.traces import read_gavel, read_pai
+from dlsched.online.traces import gavel_dir
 
 CLUSTER = Cluster(servers=4, gpus_per_server=8, inter_gbps=10.0, intra_gbps=2400.0)
 GAVEL = gavel_dir(Path(__file__).resolve().parent.parent)

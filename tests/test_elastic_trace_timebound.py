@@ -18,13 +18,14 @@ from scipy.sparse import lil_matrix
 
 from dlsched.api import generate
 from dlsched.models import MethodOptions, run_method
-from dlsched.models.elastic.flowbound import flow_bound, most_workers, preemptive_bound
+from dlsched.models.elastic.flowbound import flow_bound, preemptive_bound
 from dlsched.models.elastic.instance import (
     ElasticInstance,
     ElasticJob,
     NodeType,
     Server,
     durations,
+    most_workers,
 )
 from dlsched.models.elastic.timebound import time_indexed_bound
 from dlsched.solvers import SolveOptions, Status

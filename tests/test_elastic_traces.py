@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 from dlsched.api import generate
 from dlsched.instances import load
 from dlsched.models import run_method
-from dlsched.models.ddlwmp.traces import gavel_dir
 from dlsched.models.elastic.enumerate import enumerate_all
-from dlsched.models.elastic.flowbound import flow_bound, least_use, most_workers
-from dlsched.models.elastic.instance import ElasticInstance, duration
+from dlsched.models.elastic.flowbound import flow_bound, least_use
+from dlsched.models.elastic.instance import ElasticInstance, duration, most_workers
 from dlsched.models.elastic.traces import read_gavel
+from dlsched.online.traces import gavel_dir
 
 GAVEL = gavel_dir(Path(__file__).resolve().parent.parent)
 #: The heuristics whose results carry the flow-time bound.

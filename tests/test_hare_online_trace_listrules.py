@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from dlsched.errors import OptionError
 from dlsched.models import MethodOptions, run_method
-from dlsched.models.ddlwmp.bounds import srpt_total
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.online.common import OnlineHare, run_policy
 from dlsched.models.hare.online.listrules import LeastAttained, ShortestRemaining
+from dlsched.online.bounds import srpt_total
 from dlsched.simulate import Activity
 from dlsched.solvers import Status
 

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dlsched.models import MethodOptions, run_method
-from dlsched.models.ddlwmp.bounds import srpt_total
 from dlsched.models.hare.instance import HareInstance, HareJob
-from dlsched.models.hare.online.bounds import flow_bound, mixed_bound, wspt_bound
+from dlsched.models.hare.online.bounds import flow_bound
 from dlsched.models.hare.online.methods import LIST_METHODS
+from dlsched.online.bounds import mixed_bound, srpt_total, wspt_bound
 from dlsched.solvers import SolveOptions, Status
 
 #: Online policies of the family: the paper's, two of its baselines and the list rules.

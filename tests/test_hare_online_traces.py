@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 from dlsched.errors import InstanceError
 from dlsched.instances import load
 from dlsched.models import run_method
-from dlsched.models.ddlwmp.bounds import srpt_total
-from dlsched.models.ddlwmp.traces import gavel_dir
 from dlsched.models.hare.instance import HareInstance, HareJob
-from dlsched.models.hare.online.bounds import flow_bound, round_floor, wspt_bound
+from dlsched.models.hare.online.bounds import flow_bound, round_floor
 from dlsched.models.hare.online.traces import read_gavel
+from dlsched.online.bounds import srpt_total, wspt_bound
+from dlsched.online.traces import gavel_dir
 from dlsched.solvers.deadline import Deadline
 
 GAVEL = gavel_dir(Path(__file__).resolve().parent.parent)

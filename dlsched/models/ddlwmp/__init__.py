@@ -30,6 +30,7 @@ def _details(instance: DdlwmpInstance, solution: Any, evaluation: Any) -> dict[s
 FAMILY = LazyFamily(
     __name__,
     "Luo et al., Prediction-Assisted Online DDL Workload Scheduling (seed 001)",
+    from_dict=".forms:ddlwmp_from_dict",
     outcome_details=_details,
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light

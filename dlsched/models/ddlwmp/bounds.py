@@ -23,9 +23,7 @@ the G GPUs for n_i alpha~_i^min >= n_i alpha_i^min, which is all Lemma 1's argum
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -40,35 +38,9 @@ from dlsched.models.ddlwmp.alpha import (
 )
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job, Stage
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
+from dlsched.online.bounds import srpt_total
 from dlsched.solvers import SolveOptions
 from dlsched.solvers.deadline import NEVER, Deadline
-
-
-def srpt_total(releases: Sequence[float], sizes: Sequence[float]) -> float:
-    """Sum of completion times of preemptive SRPT on one machine of unit speed."""
-    rel, size = list(releases), list(sizes)
-    order = sorted(range(len(rel)), key=rel.__getitem__)
-    n, inf = len(order), float("inf")
-    push, pop = heapq.heappush, heapq.heappop
-    heap: list[tuple[float, int]] = []
-    now, total, k = 0.0, 0.0, 0
-    nxt = rel[order[0]] if n else inf  # the next release, inf when every job is in
-    while k < n or heap:
-        if not heap:
-            now = max(now, nxt)
-        while nxt <= now:
-            i = order[k]
-            push(heap, (size[i], i))
-            k += 1
-            nxt = rel[order[k]] if k < n else inf
-        left, i = pop(heap)
-        if now + left <= nxt:
-            now += left
-            total += now
-        else:
-            push(heap, (left - (nxt - now), i))
-            now = nxt
-    return total
 
 
 @lru_cache(maxsize=1024)
@@ -175,5 +147,4 @@ __all__ = [
     "least_runs",
     "shape_alpha_lower",
     "srpt_bound",
-    "srpt_total",
 ]

@@ -31,15 +31,15 @@ import numpy as np
 from dlsched.errors import InstanceError
 from dlsched.instances.validate import Range, Reader, check_integer, check_number
 from dlsched.models.ddlwmp.instance import (
-    _STAGE,
     ALLREDUCE,
     LIMITS,
+    STAGE_FIELDS,
     DdlwmpInstance,
     Job,
     Stage,
-    _stage,
-    _stage_dict,
     ddlwmp_to_dict,
+    read_stage,
+    stage_dict,
 )
 
 #: ``dlsched generate`` (and :func:`dlsched.instances.save`) write JSON in the compact form
@@ -61,7 +61,8 @@ def _profile(r: Reader) -> Profile:
     if kind not in ALLREDUCE:
         raise r.fail("allreduce", kind, f"expected one of {', '.join(ALLREDUCE)}")
     stages = tuple(
-        _stage(r.child("stages", s, k, fields=_STAGE)) for k, s in enumerate(r.array("stages"))
+        read_stage(r.child("stages", s, k, fields=STAGE_FIELDS))
+        for k, s in enumerate(r.array("stages"))
     )
     return r.string("model", "", empty=True), kind, stages
 
@@ -164,7 +165,7 @@ def to_compact(inst: DdlwmpInstance) -> dict[str, Any]:
     profiles, index = _profiles(inst)
     out = ddlwmp_to_dict(DdlwmpInstance(inst.name, inst.cluster, (), inst.description))
     out["profiles"] = [
-        {**({"model": m} if m else {}), "allreduce": a, "stages": [_stage_dict(s) for s in st]}
+        {**({"model": m} if m else {}), "allreduce": a, "stages": [stage_dict(s) for s in st]}
         for m, a, st in profiles
     ]
     jobs = inst.jobs
@@ -211,7 +212,7 @@ def _canon(x: Any) -> str:
 def _job_parts(j: Job) -> tuple[str, str, str]:
     """The parts of a job's canonical JSON that only its profile decides: before ``group``,
     between ``iterations`` and ``name``, and ``stages`` (keys in sorted order)."""
-    stages = ',"stages":' + _canon([_stage_dict(s) for s in j.stages])
+    stages = ',"stages":' + _canon([stage_dict(s) for s in j.stages])
     model = f',"model":{_enc(j.model)}' if j.model else ""
     return f'{{"allreduce":{_enc(j.allreduce)},"group":', model, stages
 

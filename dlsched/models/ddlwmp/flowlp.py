@@ -49,6 +49,7 @@ import scipy.sparse as sp
 
 from dlsched.models.ddlwmp.bounds import flow_time_bound, least_runs, srpt_bound
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
+from dlsched.online.bounds import cached
 from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.deadline import NEVER, Deadline
 from dlsched.solvers.highs import MatrixModel, safe_dual_bound, solve_matrix
@@ -164,8 +165,6 @@ def compute_flow_bound(instance: DdlwmpInstance, deadline: Deadline = NEVER) -> 
 def flow_bound(instance: DdlwmpInstance, deadline: Deadline = NEVER) -> FlowBound:
     """:func:`compute_flow_bound`, once per instance object (a bound the deadline cut is not
     kept): the policies run on one instance share it."""
-    from dlsched.models.hare.online.bounds import cached
-
     return cached(instance, compute_flow_bound, deadline)
 
 

@@ -24,7 +24,8 @@ A megabyte over one Gbit/s takes 8 ms (:data:`MS_PER_MB_PER_GBPS`).
 Large instances are written in the compact form (:mod:`.columnar`): each distinct profile
 (model, AllReduce, stages) once in ``profiles``, and ``jobs`` an object of columns (``name``,
 ``release``, ``iterations``, ``profile``, and ``predicted_iterations``, ``group``, ``user``
-when any job has one), in JSON or as a Parquet file. Both forms read into the same jobs.
+when any job has one), in JSON or as a Parquet file. Both forms read into the same jobs
+(:func:`.forms.ddlwmp_from_dict` reads every form; this module the full one).
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ LIMITS = {
     "ms": Range(0, 1e9),
     "mb": Range(0, 1e9),
 }
-_FIELDS = ("family", "name", "description", "cluster", "jobs", "profiles", "trace")
+#: the fields of an instance file (:mod:`.forms` reads them)
+FIELDS = ("family", "name", "description", "cluster", "jobs", "profiles", "trace")
 _CLUSTER = ("servers", "gpus_per_server", "inter_gbps", "intra_gbps", "slot_s", "occupied")
 _JOB = (
     "name",
@@ -67,7 +69,8 @@ _JOB = (
     "stages",
     "model",
 )
-_STAGE = (
+#: the fields of one stage of a job
+STAGE_FIELDS = (
     "replicas",
     "forward_ms",
     "backward_ms",
@@ -179,7 +182,8 @@ def shapes_of(jobs: tuple[Job, ...]) -> Shapes:
     return Shapes(np.array(of_job, dtype=np.int64), tuple(first), gpus)
 
 
-def _stage(r: Reader) -> Stage:
+def read_stage(r: Reader) -> Stage:
+    """One stage of a job, read and checked field by field."""
     return Stage(
         replicas=r.integer("replicas", LIMITS["replicas"]),
         forward_ms=r.number("forward_ms", Range(RESOLUTION, 1e9)),
@@ -193,7 +197,8 @@ def _stage(r: Reader) -> Stage:
 def _job(r: Reader, seen: dict[tuple[Stage, ...], tuple[Stage, ...]]) -> Job:
     """One job of the full form; equal stage tables are kept once (``seen``)."""
     stages = tuple(
-        _stage(r.child("stages", s, k, fields=_STAGE)) for k, s in enumerate(r.array("stages"))
+        read_stage(r.child("stages", s, k, fields=STAGE_FIELDS))
+        for k, s in enumerate(r.array("stages"))
     )
     kind = r.string("allreduce", "ring")
     if kind not in ALLREDUCE:
@@ -300,35 +305,33 @@ def _validate_job(inst: DdlwmpInstance, i: int, source: str, free: int) -> None:
         )
 
 
-def ddlwmp_from_dict(data: Any, source: str) -> DdlwmpInstance:
-    r = Reader(data, source, fields=_FIELDS)
+def read_head(data: Any, source: str) -> tuple[Reader, Cluster]:
+    """The reader of a ddlwmp instance file (its fields, its family checked) and its cluster;
+    :func:`dlsched.models.ddlwmp.forms.ddlwmp_from_dict` reads the jobs in the file's form."""
+    r = Reader(data, source, fields=FIELDS)
     family = r.string("family")
     if family != "ddlwmp":
         raise r.fail("family", family, "expected 'ddlwmp'")
-    cluster = _cluster(r.child("cluster", r.raw("cluster"), fields=_CLUSTER))
-    if "trace" in r.data:
-        from dlsched.models.ddlwmp.traces import from_manifest
+    return r, _cluster(r.child("cluster", r.raw("cluster"), fields=_CLUSTER))
 
-        for other in ("jobs", "profiles"):
-            if other in r.data:
-                raise r.fail(other, "...", "give the jobs or a trace, not both")
-        jobs = from_manifest(r.raw("trace"), cluster, source).jobs
-    elif isinstance(r.raw("jobs"), dict) or "profiles" in r.data:
-        from dlsched.models.ddlwmp.columnar import compact_jobs
 
-        jobs = compact_jobs(r)
-    else:
-        seen: dict[tuple[Stage, ...], tuple[Stage, ...]] = {}
-        jobs = tuple(
-            _job(r.child("jobs", j, k, fields=_JOB), seen) for k, j in enumerate(r.array("jobs"))
-        )
+def full_jobs(r: Reader) -> tuple[Job, ...]:
+    """The jobs of the full form (a JSON array of jobs, each with its stage table)."""
+    seen: dict[tuple[Stage, ...], tuple[Stage, ...]] = {}
+    return tuple(
+        _job(r.child("jobs", j, k, fields=_JOB), seen) for k, j in enumerate(r.array("jobs"))
+    )
+
+
+def build(r: Reader, cluster: Cluster, jobs: tuple[Job, ...], source: str) -> DdlwmpInstance:
+    """The instance of file ``r`` with these jobs, checked (:func:`validate`)."""
     unique_names([j.name for j in jobs], source, "jobs")
     inst = DdlwmpInstance(r.string("name"), cluster, jobs, r.string("description", "", empty=True))
     validate(inst, source)
     return inst
 
 
-def _stage_dict(s: Stage) -> dict[str, Any]:
+def stage_dict(s: Stage) -> dict[str, Any]:
     return {
         "replicas": s.replicas,
         "forward_ms": s.forward_ms,
@@ -346,7 +349,7 @@ def _job_dict(j: Job) -> dict[str, Any]:
     d.update(group=j.group, user=j.user, allreduce=j.allreduce)
     if j.model:
         d["model"] = j.model
-    d["stages"] = [_stage_dict(s) for s in j.stages]
+    d["stages"] = [stage_dict(s) for s in j.stages]
     return d
 
 

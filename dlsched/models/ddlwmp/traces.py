@@ -1,4 +1,4 @@
-"""Trace readers: Gavel's Philly-derived ``.trace`` files and the Alibaba PAI 2020 tables.
+"""Gavel's Philly-derived ``.trace`` files and the Alibaba PAI 2020 tables as ddlwmp instances.
 
 Each trace job becomes a ddlwmp job the way Section V of Luo et al. (seed 001) does it: jobs
 recur in groups; each group gets one Table I model and a training configuration with the
@@ -8,26 +8,19 @@ iterations = duration / alpha~^min (the approximate minimum per-iteration time),
 runs its trace duration on its best placement. Releases are shifted so that the first is 0
 and rounded up to the slot grid. docs/traces.md gives the mapping field by field.
 
-- Gavel (tab-separated, one job per line): job type, command, steps argument, needs-data-dir,
-  total steps, arrival time (s), scale factor (GPUs). The duration is total steps over the
-  isolated V100 throughput of (job type, scale factor) in Gavel's
-  ``isolated_throughputs.json`` (that of one GPU when the file has none for the scale factor:
-  the steps are then per GPU, docs/errata.md); the group is (job type, scale factor),
-  the user unknown.
-- PAI 2020 (CSV; the trace's files have no header row, their columns are in the documented
-  order; a first row naming the columns is read as a header, in any order): ``pai_job_table``
-  (job_name, inst_id, user, status, start_time, end_time) and ``pai_task_table`` (job_name,
-  task_name, inst_num, status, start_time, end_time, plan_cpu, plan_mem, plan_gpu,
-  gpu_type). The release is the job's start_time (its submission); the duration runs from
-  the earliest start_time of its tasks (their launch; the job's own start_time when no task
-  has one) to the job's end_time; GPUs = ceil(sum over the job's tasks of inst_num x
-  plan_gpu / 100). Jobs without an end_time (running) or without GPUs (CPU only) are
-  skipped; a job with no task at all is an error. The group is ``pai_group_tag_table``'s
-  group (inst_id, user, gpu_type_spec, group, workload) when given, else the user and the
-  task names.
+The files are read by the online families' shared readers (:mod:`dlsched.online.traces`:
+the formats, and one-line errors naming the file, the line and the column); here:
 
-A malformed trace is one :class:`~dlsched.errors.InstanceError` naming the file, the line and
-the column. :func:`load_trace` reads a trace given in place of an instance file (``dlsched
+- Gavel: the duration is total steps over the isolated V100 throughput of (job type, scale
+  factor) in Gavel's ``isolated_throughputs.json`` (that of one GPU when the file has none for
+  the scale factor: the steps are then per GPU, docs/errata.md); the GPUs are the scale
+  factor; the group is (job type, scale factor), the user unknown.
+- PAI 2020 (:func:`~dlsched.online.traces.pai_jobs`: running, CPU-only and empty jobs left
+  out): the release is the job's start_time (its submission), the duration its run (from its
+  tasks' launch to its end_time), the GPUs its tasks' (at most the cluster's); the group is
+  ``pai_group_tag_table``'s when given, else the user and the task names.
+
+:func:`load_trace` reads a trace given in place of an instance file (``dlsched
 solve pai_job_table.csv``) on the trace's own cluster (:data:`CLUSTERS`); an instance file
 whose ``trace`` object names the files and the generator's trace parameters
 (:func:`from_manifest`) reads it on the cluster it gives.
@@ -35,11 +28,8 @@ whose ``trace`` object names the files and the generator's trace parameters
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +39,8 @@ from dlsched.errors import InstanceError, OptionError
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
 from dlsched.models.ddlwmp.profiles import PROFILES, stages
+from dlsched.online.params import beside, file_param
+from dlsched.online.traces import gavel_jobs, gavel_rate, gavel_throughputs, pai_jobs
 
 Row = tuple[str, str, float, float, int]  # (group, user, release s, duration s, GPUs)
 
@@ -90,86 +82,6 @@ def jobs_from_rows(
     return DdlwmpInstance(name, cluster, tuple(out), f"trace {name}")
 
 
-def _read_text(path: Path, option: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise OptionError(option, str(path), e.strerror or str(e)) from None
-    except UnicodeDecodeError:
-        raise InstanceError(str(path), "", None, "not a UTF-8 text file") from None
-
-
-def _number(source: str, where: str, text: str, low: float, integer: bool = False) -> float:
-    """A finite number >= ``low`` (an integer when asked), else a one-line InstanceError."""
-    try:
-        x = int(text) if integer else float(text)
-    except ValueError:
-        kind = "an integer" if integer else "a number"
-        raise InstanceError(source, where, text, f"expected {kind}") from None
-    if not math.isfinite(x) or x < low:
-        raise InstanceError(source, where, text, f"expected a finite number >= {low:g}")
-    return x
-
-
-def gavel_throughputs(path: Path, gpu: str = "v100") -> dict[str, float]:
-    """Gavel's isolated throughputs (steps per second) of one GPU type (``v100``, ``p100``,
-    ``k80``), keyed ``"('job type', scale factor)"``."""
-    try:
-        data = json.loads(_read_text(path, "throughputs"))
-    except ValueError as e:
-        raise InstanceError(str(path), "", None, f"not JSON: {e}") from None
-    tput = data.get(gpu) if isinstance(data, dict) else None
-    if not isinstance(tput, dict):
-        raise InstanceError(str(path), gpu, None, f"expected an object of {gpu} throughputs")
-    return tput
-
-
-@dataclass(frozen=True)
-class GavelJob:
-    """One line of a Gavel ``.trace`` file (its number kept for messages)."""
-
-    line: int
-    job_type: str
-    steps: int
-    arrival: float
-    scale: int
-
-
-def gavel_jobs(trace: Path) -> list[GavelJob]:
-    """The jobs of a Gavel ``.trace`` file, checked field by field (one-line errors naming
-    the file, the line and the column)."""
-    src = str(trace)
-    out = []
-    for n, line in enumerate(_read_text(trace, "trace").splitlines(), 1):
-        if not line.strip():
-            continue
-        f = line.split("\t")
-        if len(f) != 7:
-            raise InstanceError(src, f"line {n}", line[:60], f"expected 7 tab fields, not {len(f)}")
-        steps = int(_number(src, f"line {n}, column total_steps", f[4], 1, integer=True))
-        arrival = _number(src, f"line {n}, column arrival", f[5], 0)
-        scale = int(_number(src, f"line {n}, column scale_factor", f[6], 1, integer=True))
-        out.append(GavelJob(n, f[0], steps, arrival, scale))
-    return out
-
-
-def gavel_rate(
-    tput: dict[str, float], source: Path, job_type: str, scale: int, gpu: str = "v100"
-) -> tuple[float, bool]:
-    """The throughput of (job type, scale factor) on ``gpu``, and whether it is that scale
-    factor's own: when the file has none (or 0: the GPU type cannot run the job at that
-    scale) it is the single-GPU throughput (docs/errata.md); an error naming the file when
-    that is not positive either."""
-    own = tput.get(str((job_type, scale)))
-    if isinstance(own, int | float) and own > 0:
-        return float(own), True
-    key = str((job_type, 1))
-    rate = tput.get(key)
-    if not isinstance(rate, int | float) or not rate > 0:
-        raise InstanceError(str(source), gpu, key, "no positive throughput for it")
-    return float(rate), scale == 1
-
-
 def read_gavel(
     trace: Path, throughputs: Path, cluster: Cluster, seed: int = 0, limit: int | None = None
 ) -> DdlwmpInstance:
@@ -182,91 +94,6 @@ def read_gavel(
     return jobs_from_rows(rows, cluster, Path(trace).stem, seed, limit)
 
 
-JOB_COLS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
-TASK_COLS = (
-    *("job_name", "task_name", "inst_num", "status", "start_time", "end_time"),
-    *("plan_cpu", "plan_mem", "plan_gpu", "gpu_type"),
-)
-GROUP_COLS = ("inst_id", "user", "gpu_type_spec", "group", "workload")
-
-
-def _header(row: list[str], cols: tuple[str, ...], src: str) -> dict[str, int] | None:
-    """Where each column is when ``row`` is a header row (it names the first column), else
-    None; a header without one of ``cols`` is an error naming that column."""
-    names = [c.strip() for c in row]
-    if cols[0] not in names:
-        return None
-    missing = [c for c in cols if c not in names]
-    if missing:
-        raise InstanceError(
-            src, f"line 1, column {missing[0]}", ",".join(names), "missing from the header"
-        )
-    return {c: names.index(c) for c in cols}
-
-
-def _csv(path: Path, cols: tuple[str, ...], option: str) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line number, row) of a PAI table, read as it streams; columns in the order ``cols``
-    unless a header row says otherwise; a row without one of them names the first missing."""
-    src = str(path)
-    try:
-        fh = open(path, encoding="utf-8", newline="")  # noqa: SIM115 (closed below)
-    except OSError as e:
-        raise OptionError(option, src, e.strerror or str(e)) from None
-    with fh:
-        reader = csv.reader(fh)
-        at: dict[str, int] | None = None
-        try:
-            for row in reader:
-                n = reader.line_num
-                if not any(c.strip() for c in row):
-                    continue
-                if at is None:
-                    at = _header(row, cols, src) if n == 1 else None
-                    if at is not None:
-                        continue
-                    at = {c: k for k, c in enumerate(cols)}
-                if len(row) <= max(at.values()):
-                    first = min((k, c) for c, k in at.items() if k >= len(row))[1]
-                    text = ",".join(row)
-                    raise InstanceError(
-                        src,
-                        f"line {n}, column {first}",
-                        text,
-                        f"missing: expected {len(cols)} fields",
-                    )
-                yield n, {c: row[k] for c, k in at.items()}
-        except UnicodeDecodeError:
-            raise InstanceError(src, "", None, "not a UTF-8 text file") from None
-        except csv.Error as e:
-            raise InstanceError(src, f"line {reader.line_num}", None, f"bad CSV: {e}") from None
-
-
-def _optional(source: str, where: str, text: str) -> float | None:
-    """An empty PAI cell (a running job's end, a CPU task's GPUs) is None, else a number."""
-    return None if not text.strip() else _number(source, where, text, 0)
-
-
-class _Tasks:
-    """What the task table says of each job: GPUs (sum of inst_num x plan_gpu / 100), task
-    names, and the earliest launch (start_time) of its tasks."""
-
-    def __init__(self, path: Path) -> None:
-        self.gpus: dict[str, float] = {}
-        self.names: dict[str, list[str]] = {}
-        self.launch: dict[str, float] = {}
-        src = str(path)
-        for n, t in _csv(path, TASK_COLS, "tasks"):
-            job = t["job_name"]
-            num = _optional(src, f"line {n}, column inst_num", t["inst_num"])
-            plan = _optional(src, f"line {n}, column plan_gpu", t["plan_gpu"])
-            start = _optional(src, f"line {n}, column start_time", t["start_time"])
-            self.names.setdefault(job, []).append(t["task_name"])
-            if num is not None and plan is not None:
-                self.gpus[job] = self.gpus.get(job, 0.0) + num * plan / 100
-            if start is not None:
-                self.launch[job] = min(start, self.launch.get(job, start))
-
-
 def read_pai(
     job_table: Path,
     task_table: Path,
@@ -275,29 +102,13 @@ def read_pai(
     seed: int = 0,
     limit: int | None = None,
 ) -> DdlwmpInstance:
-    """The PAI 2020 job and task tables (and the group tag table when given) as ddlwmp jobs."""
-    tasks = _Tasks(task_table)
-    tags = {}
-    if group_table is not None:
-        tags = {g["inst_id"]: g["group"] for _, g in _csv(group_table, GROUP_COLS, "group_tags")}
-    rows: list[Row] = []
-    src = str(job_table)
-    for n, j in _csv(job_table, JOB_COLS, "trace"):
-        name = j["job_name"]
-        start = _optional(src, f"line {n}, column start_time", j["start_time"])
-        end = _optional(src, f"line {n}, column end_time", j["end_time"])
-        if name not in tasks.names:
-            raise InstanceError(
-                src, f"line {n}, column job_name", name, f"no task of this job in {task_table}"
-            )
-        g = math.ceil(tasks.gpus.get(name, 0.0) - 1e-9)
-        if start is None or end is None or g < 1:
-            continue
-        run = end - max(start, tasks.launch.get(name, start))
-        if run <= 0:
-            continue
-        group = tags.get(j["inst_id"]) or f"{j['user']}|{'+'.join(sorted(tasks.names[name]))}"
-        rows.append((group, j["user"], start, run, min(g, cluster.total_gpus)))
+    """The PAI 2020 job and task tables (and the group tag table when given) as ddlwmp jobs
+    (:func:`dlsched.online.traces.pai_jobs`; a job's GPUs at most the cluster's)."""
+    top = cluster.total_gpus
+    rows = [
+        (p.group, p.user, p.release, p.run, min(p.gpus, top))
+        for p in pai_jobs(job_table, task_table, group_table)
+    ]
     return jobs_from_rows(rows, cluster, Path(job_table).stem, seed, limit)
 
 
@@ -312,25 +123,6 @@ TRACE_PARAMS = (
     "predictor",
     "train_share",
 )
-
-
-def _path(params: dict[str, Any], key: str) -> Path | None:
-    value = params.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise OptionError(key, value, "expected a file path")
-    path = Path(value)
-    if not path.is_file():
-        raise OptionError(key, value, "no such file")
-    return path
-
-
-def _beside(path: Path, name: str, levels: int) -> Path | None:
-    for d in [path.parent, *path.parent.parents][:levels]:
-        if (d / name).is_file():
-            return d / name
-    return None
 
 
 def _format(trace: Path, params: dict[str, Any]) -> str:
@@ -353,21 +145,21 @@ def from_params(cluster: Cluster, seed: int, params: dict[str, Any]) -> DdlwmpIn
     table), ``group_tags`` (PAI's group tag table, optional); ``predictor`` (``group-mean``,
     ``group-median`` or ``random-forest``) trains on the first ``train_share`` (default 0.8)
     of the jobs and keeps the rest with ``predicted_iterations`` set."""
-    trace = _path(params, "trace")
+    trace = file_param(params, "trace")
     assert trace is not None
     limit = params.get("limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise OptionError("limit", limit, "expected a positive integer")
     if _format(trace, params) == "gavel":
-        tput = _path(params, "throughputs") or _beside(trace, "isolated_throughputs.json", 3)
+        tput = file_param(params, "throughputs") or beside(trace, "isolated_throughputs.json", 3)
         if tput is None:
             raise OptionError("throughputs", None, "give the path of isolated_throughputs.json")
         inst = read_gavel(trace, tput, cluster, seed, limit)
     else:
-        tasks = _path(params, "tasks") or _beside(trace, "pai_task_table.csv", 1)
+        tasks = file_param(params, "tasks") or beside(trace, "pai_task_table.csv", 1)
         if tasks is None:
             raise OptionError("tasks", None, "give the path of the PAI task table CSV")
-        inst = read_pai(trace, tasks, cluster, _path(params, "group_tags"), seed, limit)
+        inst = read_pai(trace, tasks, cluster, file_param(params, "group_tags"), seed, limit)
     if params.get("predictor") is None:
         if "train_share" in params:
             raise OptionError("train_share", params["train_share"], "only with predictor=")
@@ -427,21 +219,11 @@ def _read_manifest(spec: Any, cluster: Cluster | None, source: str) -> DdlwmpIns
         raise InstanceError(source, field, e.value, e.reason) from None
 
 
-def gavel_dir(repo_root: Path) -> Path:
-    """Where Gavel's data lives: beside the repository, never copied into it."""
-    return Path(repo_root).parent / "shared" / "data" / "gavel"
-
-
 __all__ = [
     "CLUSTERS",
     "TRACE_PARAMS",
-    "GavelJob",
     "from_manifest",
     "from_params",
-    "gavel_dir",
-    "gavel_jobs",
-    "gavel_rate",
-    "gavel_throughputs",
     "jobs_from_rows",
     "load_trace",
     "read_gavel",

@@ -36,8 +36,8 @@ from dlsched.errors import OptionError
 from dlsched.models import MethodOptions
 from dlsched.models.elastic.baselines import ListPolicy, _run, place
 from dlsched.models.elastic.enumerate import Config
-from dlsched.models.elastic.flowbound import least_use, most_workers
-from dlsched.models.elastic.instance import ElasticInstance, durations
+from dlsched.models.elastic.flowbound import least_use
+from dlsched.models.elastic.instance import ElasticInstance, durations, most_workers
 from dlsched.models.elastic.solution import Run
 
 #: Defaults of the parameters (``--param``): see the module docstring.

@@ -12,7 +12,7 @@ Pooled. The same schedule holds n workers of type m for d slots: n d >= min_n n 
 W_jm worker-slots, each worker holding e_m of every resource (its PSs hold more; leaving them
 out keeps the bound valid). Weigh resource r by a_r >= 0: job j uses at least p_j = min_m
 (sum_r a_r e_mr) W_jm units, done by c_j, and the cluster gives at most A = sum_r a_r sum_h
-C_hr units per slot. As for the hare family (:mod:`dlsched.models.hare.online.bounds`, whose
+C_hr units per slot. As for the other online families (:mod:`dlsched.online.bounds`, whose
 search over the weights is used), the sum of completions is at least that of SRPT with sizes
 p_j / A and releases a_j on one machine, and any weights are valid; the best found is kept.
 
@@ -21,7 +21,7 @@ what its workers hold, so still at most A in all): job j then uses the pooled ma
 rate of at most p_j / d_j^min, and its completion is its mean busy time plus d / 2 >= d_j^min /
 2. The mean busy times of any schedule satisfy Goemans' LP relaxation of 1|r_j, pmtn|sum w_j
 C_j, whose optimum is the preemptive WSPT schedule's, so sum w_j c_j >= sum w_j (M_j^WSPT +
-max(p_j / A, d_j^min) / 2) (:func:`~dlsched.models.hare.online.bounds.wspt_bound`); with equal
+max(p_j / A, d_j^min) / 2) (:func:`~dlsched.online.bounds.wspt_bound`); with equal
 weights, SRPT's optimum too, the larger one kept.
 
 Time-indexed. The LP relaxation of the non-preemptive runs in whole slots on the pooled
@@ -44,24 +44,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dlsched.models.elastic.instance import ElasticInstance, durations
-from dlsched.models.hare.online.bounds import FlowBound, cached, flow_details, relaxations
+from dlsched.models.elastic.instance import ElasticInstance, durations, most_workers
+from dlsched.models.elastic.timebound import time_indexed_bound
+from dlsched.online.bounds import FlowBound, cached, flow_details, relaxations
 from dlsched.solvers.deadline import NEVER, Deadline
 
 if TYPE_CHECKING:  # pragma: no cover
     from dlsched.result import Outcome
-
-
-def most_workers(inst: ElasticInstance) -> list[int]:
-    """N_m: the most type-m workers the empty cluster holds at once."""
-    cap = np.array([s.capacity for s in inst.servers], dtype=float)
-    out = []
-    for t in inst.worker_types:
-        e = np.array(t.demand)
-        pos = e > 0
-        per = np.floor(cap[:, pos] / e[pos] + 1e-9).min(axis=1) if pos.any() else np.inf
-        out.append(int(min(np.sum(per), 10**9)))
-    return out
 
 
 def least_use(inst: ElasticInstance, j: int, most: list[int]) -> tuple[float, np.ndarray]:
@@ -84,8 +73,6 @@ def flow_bound(inst: ElasticInstance, deadline: Deadline = NEVER) -> FlowBound:
     """The per-job, pooled and time-indexed bounds of the module docstring (in slots), the
     largest of each (:func:`preemptive_bound`, :func:`~.timebound.time_indexed_bound`; the
     latter with the jobs' weights too when they differ)."""
-    from dlsched.models.elastic.timebound import time_indexed_bound
-
     base = preemptive_bound(inst, deadline)
     weights = [job.weight for job in inst.jobs]
     unit = time_indexed_bound(inst, [1.0] * inst.num_jobs, deadline).value
@@ -101,7 +88,7 @@ def flow_bound(inst: ElasticInstance, deadline: Deadline = NEVER) -> FlowBound:
 
 def preemptive_bound(inst: ElasticInstance, deadline: Deadline = NEVER) -> FlowBound:
     """The per-job and pooled bounds of the module docstring (in slots), the larger of each
-    (:func:`~dlsched.models.hare.online.bounds.relaxations`)."""
+    (:func:`~dlsched.online.bounds.relaxations`)."""
     most = most_workers(inst)
     got = [least_use(inst, j, most) for j in range(inst.num_jobs)]
     least = [d for d, _ in got]
@@ -120,7 +107,7 @@ def preemptive_bound(inst: ElasticInstance, deadline: Deadline = NEVER) -> FlowB
 def flow_report(outcome: Outcome, inst: ElasticInstance, deadline: Deadline) -> Outcome:
     """``outcome`` (a heuristic's, verified) with its total flow time in seconds, the bound of
     :func:`flow_bound` on it (computed within ``deadline``), the gap, and the bound on the
-    objective, in its details (:func:`~dlsched.models.hare.online.bounds.flow_details`)."""
+    objective, in its details (:func:`~dlsched.online.bounds.flow_details`)."""
     if outcome.evaluation is None:
         return outcome
     done = outcome.evaluation.completion
@@ -130,4 +117,4 @@ def flow_report(outcome: Outcome, inst: ElasticInstance, deadline: Deadline) -> 
     return replace(outcome, details={**outcome.details, **extra})
 
 
-__all__ = ["flow_bound", "flow_report", "least_use", "most_workers", "preemptive_bound"]
+__all__ = ["flow_bound", "flow_report", "least_use", "preemptive_bound"]

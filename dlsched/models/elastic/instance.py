@@ -181,6 +181,18 @@ def completes(
     return d * rate >= inst.jobs[j].minibatches * (1 - SPEED_TOL)
 
 
+def most_workers(inst: ElasticInstance) -> list[int]:
+    """N_m: the most type-m workers the empty cluster holds at once."""
+    cap = np.array([s.capacity for s in inst.servers], dtype=float)
+    out = []
+    for t in inst.worker_types:
+        e = np.array(t.demand)
+        pos = e > 0
+        per = np.floor(cap[:, pos] / e[pos] + 1e-9).min(axis=1) if pos.any() else np.inf
+        out.append(int(min(np.sum(per), 10**9)))
+    return out
+
+
 # --- reading and writing ------------------------------------------------------------------
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dlsched.models.elastic.instance import ElasticInstance, durations
+from dlsched.models.elastic.instance import ElasticInstance, durations, most_workers
 from dlsched.solvers.deadline import NEVER, Deadline
 
 #: Relative margin subtracted from every Lagrangian value (floating-point rounding).
@@ -72,8 +72,6 @@ class Shapes:
 
 def shapes(inst: ElasticInstance) -> Shapes:
     """:class:`Shapes` of every job, n up to D_j and the most the empty cluster holds."""
-    from dlsched.models.elastic.flowbound import most_workers
-
     most = most_workers(inst)
     out = []
     for j, job in enumerate(inst.jobs):

@@ -1,8 +1,8 @@
 """Gavel's Philly-derived traces as elastic instances (seed 003).
 
-The trace is read as the hare family reads it (:func:`dlsched.models.hare.online.traces.
-gavel_trace`: the ddlwmp family's parser and its one-line errors, each job's speeds on Gavel's
-three GPU types), and each job becomes an elastic job under Ring-AllReduce (Gavel's jobs are
+The trace is read by the online families' shared reader (:func:`dlsched.online.traces.
+gavel_trace`: one-line errors naming the file, the line and the column; each job's speeds on
+Gavel's three GPU types), and each job becomes an elastic job under Ring-AllReduce (Gavel's jobs are
 data-parallel) on servers of one GPU type each:
 
 - arrival a_j: the arrival time less the first one's, in slots of ``slot_s`` seconds (default
@@ -40,18 +40,15 @@ from typing import Any
 
 from dlsched.errors import InstanceError, OptionError
 from dlsched.instances.validate import MAX_COUNT
-from dlsched.models.elastic.instance import ElasticInstance, ElasticJob, NodeType, Server
-from dlsched.models.hare.online.traces import (
-    CLUSTER,
-    GPU_TYPES,
-    cluster_of,
-    gavel_trace,
-    manifest,
-    parse_cluster,
-    positive,
-    seconds,
-    trace_files,
+from dlsched.models.elastic.instance import (
+    ElasticInstance,
+    ElasticJob,
+    NodeType,
+    Server,
+    most_workers,
 )
+from dlsched.online.params import GavelReader, parse_cluster, positive, seconds, trace_files
+from dlsched.online.traces import CLUSTER, GPU_TYPES, cluster_of, gavel_trace
 
 #: Seconds per slot by default: six hours.
 SLOT_S = 21600.0
@@ -162,7 +159,7 @@ def fluid_horizon(inst: ElasticInstance) -> int:
     """Twice the last arrival plus the jobs' least worker-slots over the cluster's workers
     plus the longest least duration (:func:`.flowbound.least_use`), at most
     :data:`HORIZON`."""
-    from dlsched.models.elastic.flowbound import least_use, most_workers
+    from dlsched.models.elastic.flowbound import least_use
 
     most = most_workers(inst)
     got = [least_use(inst, j, most) for j in range(inst.num_jobs)]
@@ -202,20 +199,19 @@ def from_params(servers: int | None, params: Mapping[str, Any]) -> ElasticInstan
     )
 
 
-def load_trace(path: Path) -> ElasticInstance:
-    """A Gavel trace read as an elastic instance with the defaults of :func:`from_params`."""
-    return from_params(None, {"trace": str(path)})
-
-
-def read_manifest(data: Mapping[str, Any], source: str) -> ElasticInstance:
-    """An instance file naming a trace: ``{"family": "elastic", "name": ..., "trace":
-    {"path": ..., PARAMETER: ...}}`` (the parameters of :func:`from_params`)."""
-    return manifest(data, source, TRACE_PARAMS, lambda params: from_params(None, params))
+#: :mod:`dlsched.instances` reads a trace given in place of an instance file with
+#: ``load_trace(path)`` (the defaults of :func:`from_params`) and an instance file naming one,
+#: ``{"family": "elastic", "name": ..., "trace": {"path": ..., PARAMETER: ...}}`` (the
+#: parameters of :func:`from_params`), with ``read_manifest(data, source)``.
+READER = GavelReader(TRACE_PARAMS, from_params)
+load_trace = READER.load_trace
+read_manifest = READER.read_manifest
 
 
 __all__ = [
     "GPUS_PER_SERVER",
     "HORIZON",
+    "READER",
     "SLOT_S",
     "TRACE_PARAMS",
     "fluid_horizon",
