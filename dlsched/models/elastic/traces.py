@@ -100,8 +100,8 @@ def read_gavel(
     limit: int | None = None,
 ) -> ElasticInstance:
     """A Gavel ``.trace`` file as an elastic instance (the first ``limit`` jobs by arrival
-    when given) on ``cluster`` (GPUs per type, default the hare family's), over ``horizon``
-    slots (default :func:`fluid_horizon`'s)."""
+    when given) on ``cluster`` (GPUs per type, default :data:`~dlsched.online.traces.CLUSTER`,
+    as for the hare family), over ``horizon`` slots (default :func:`fluid_horizon`'s)."""
     cluster = dict(CLUSTER if cluster is None else cluster)
     lines = gavel_trace(trace, throughputs, limit)
     first = lines[0][0].arrival
@@ -178,10 +178,11 @@ def _horizon(value: Any) -> int | None:
 
 def from_params(servers: int | None, params: Mapping[str, Any]) -> ElasticInstance:
     """The generator's trace mode (``--param trace=FILE``): ``trace``, ``throughputs``,
-    ``limit`` and ``cluster`` (GPUs per type) as the hare family reads them, by default
-    ``servers`` servers in thirds of each type; ``gpus_per_server`` (default
-    :data:`GPUS_PER_SERVER`), ``slot_s`` (default :data:`SLOT_S`), ``horizon`` (default
-    :func:`fluid_horizon`'s). Every seed gives the same instance."""
+    ``limit`` and ``cluster`` (GPUs per type) as the hare family reads them
+    (:mod:`dlsched.online.params`), by default ``servers`` servers in thirds of each type;
+    ``gpus_per_server`` (default :data:`GPUS_PER_SERVER`), ``slot_s`` (default
+    :data:`SLOT_S`), ``horizon`` (default :func:`fluid_horizon`'s). Every seed gives the same
+    instance."""
     trace, tput = trace_files(params, TRACE_PARAMS)
     per = positive("gpus_per_server", params.get("gpus_per_server", GPUS_PER_SERVER))
     per = per or GPUS_PER_SERVER
