@@ -25,10 +25,10 @@ from dlsched.errors import OptionError
 from dlsched.instances import from_dict, to_dict
 from dlsched.models import run_method
 from dlsched.models.hare.instance import HareInstance, HareJob
+from dlsched.models.hare.metaopt import Box, fifo_worst_case
 from dlsched.solvers import SolveOptions
 from dlsched.verify import moves, registry, select
 from dlsched.verify import search as search_module
-from dlsched.verify.metaopt import Box, fifo_worst_case
 from dlsched.verify.report import write_report
 from dlsched.verify.runner import VerifyOptions, violates
 from dlsched.verify.search import (

@@ -31,6 +31,8 @@ FAMILY = LazyFamily(
     __name__,
     "Luo et al., Prediction-Assisted Online DDL Workload Scheduling (seed 001)",
     outcome_details=_details,
+    programs=".programs:PROGRAMS",
+    layout=".layout:LAYOUT",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
 
