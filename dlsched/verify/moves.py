@@ -400,17 +400,6 @@ def propose(pair: Pair, layout: Layout, rng: np.random.Generator,
     return name, MOVES[name][0](pair, layout, rng)
 
 
-# --- the families ------------------------------------------------------------------------------
-
-
-def layout(family: str) -> Layout | None:
-    """The moves' layout of ``family``, its ``layout`` part (None: the search cannot attack
-    its theorems)."""
-    from dlsched import families
-
-    return families.get(family).layout()
-
-
 __all__ = [
     "LABELS",
     "MOVES",
@@ -420,7 +409,6 @@ __all__ = [
     "Raw",
     "changed",
     "jobs",
-    "layout",
     "leaves",
     "nice",
     "propose",

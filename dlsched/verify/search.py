@@ -37,7 +37,17 @@ from dlsched.instances import from_dict, instance_hash, write_text_atomic
 from dlsched.runner import Call, Pool, check_scheduler, progress_bar
 from dlsched.solvers.base import SolveOptions
 from dlsched.verify import moves
-from dlsched.verify.hunt import BATCH, Hunt, Limits, Point, Proposal, Record, Scored, score
+from dlsched.verify.hunt import (
+    BATCH,
+    Hunt,
+    Limits,
+    Point,
+    Proposal,
+    Record,
+    Scored,
+    family_layout,
+    score,
+)
 from dlsched.verify.runner import (
     COUNTEREXAMPLES,
     LOG,
@@ -222,7 +232,7 @@ def hunt_pair(theorem: Theorem, method: str, directory: Path, options: VerifyOpt
     # it half imported (its modules import each other)
     import cma  # noqa: F401
 
-    lay = moves.layout(theorem.family)
+    lay = family_layout(theorem.family)
     assert lay is not None
     run = run_key(theorem, method, options, search)
     lines = read_search_log(directory / SEARCH_LOG, run)
@@ -496,7 +506,7 @@ def unattackable(theorem: Theorem) -> str | None:
     """Why the search cannot attack ``theorem`` (None: it can)."""
     if not theorem.methods:
         return "has no method to attack"
-    if moves.layout(theorem.family) is None:
+    if family_layout(theorem.family) is None:
         return f"has no moves for its family {theorem.family!r} to attack it with"
     return None
 
