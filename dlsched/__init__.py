@@ -4,7 +4,8 @@ Every paper problem is a family (:mod:`dlsched.families`) with a declarative Pyo
 exactly (HiGHS, SCIP, CP-SAT); heuristics from the papers are rounding layers; every reported
 placement or schedule is re-verified by its family's checker from the raw instance
 (:func:`dlsched.result.verified_outcome`). docs/architecture.md describes the layout.
-The calls most scripts need are at the top level (:data:`API`, from :mod:`dlsched.api`):
+The calls most scripts need are at the top level (:data:`API`, from :mod:`dlsched.api` and
+:mod:`dlsched.api_models`):
 ``dlsched.load``, ``dlsched.solve``, ``dlsched.compare``, ``dlsched.methods``, ...
 """
 
@@ -29,8 +30,12 @@ API = (
     "equations",
     "plot_ratios",
 )
-#: where each name of :data:`API` lives (default: :mod:`dlsched.api`)
-_HOMES = {"equations": "dlsched.api_models", "plot_ratios": "dlsched.plotting"}
+#: where each name of :data:`API` lives (default: :mod:`dlsched.api`); the papers' programs
+#: (:mod:`dlsched.api_models`) load instances with :func:`dlsched.api.load`
+_HOMES = {
+    **dict.fromkeys(("model", "solve_model", "programs", "equations"), "dlsched.api_models"),
+    "plot_ratios": "dlsched.plotting",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from dlsched.bounds import Comparison
     from dlsched.result import Outcome
 
-from dlsched.api_models import model, programs, solve_model  # the papers' programs
 from dlsched.errors import OptionError
 from dlsched.solvers.base import DEFAULT_TIME_LIMIT  # seconds, when solve() is given none
 
@@ -234,7 +233,8 @@ def verify(
     where = tempfile.TemporaryDirectory(prefix="dlsched-verify-") if out is None else None
     with where or contextlib.nullcontext(os.fspath(out)) as folder:  # type: ignore[arg-type]
         if search or budget is not None:
-            from dlsched.verify.search import command, read_rows
+            from dlsched.verify.runner import read_rows
+            from dlsched.verify.search import command
 
             command(chosen, Path(folder), options, search, budget)
             return pd.DataFrame(read_rows(Path(folder)))
@@ -250,9 +250,6 @@ __all__ = [
     "instances",
     "load",
     "methods",
-    "model",
-    "programs",
     "solve",
-    "solve_model",
     "verify",
 ]

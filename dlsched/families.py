@@ -10,7 +10,7 @@ never imports one by name. Adding a family means adding its folder and one line 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
@@ -21,7 +21,9 @@ from dlsched.errors import OptionError
 
 if TYPE_CHECKING:
     from dlsched.models import Method
+    from dlsched.models.program import Program
     from dlsched.result import Outcome
+    from dlsched.verify.moves import Layout
     from dlsched.verify.theorem import Theorem
 
 #: family name -> the module that holds its ``FAMILY`` object (imported on first use).
@@ -58,6 +60,27 @@ class Guarantee:
 
     name: str
     bound: Callable[[Any], float]
+
+
+class WorstCases(Protocol):
+    """A family's exact worst cases of a heuristic (its ``metaopt`` part, which
+    ``dlsched verify --search`` seeds its first lane with): for the pair (``theorem``,
+    ``method``), the sizes not yet in ``logged`` (the lines it yielded before, of this search
+    run), solved one by one while its share of the pair's ``budget`` lasts (``spent`` seconds
+    already spent on the pair, measured by ``clock``). Each line is yielded as its size ends
+    (the search logs it at once): ``"kind": "exact-worst"``, ``jobs``, ``ratio``, ``upper``
+    (proven), ``status``, ``seconds``, ``spent``, ``box`` (what it ranges over) and
+    ``instance`` (its raw dict, or None). A pair it has no model for yields nothing."""
+
+    def __call__(
+        self,
+        theorem: str,
+        method: str,
+        logged: Sequence[Mapping[str, Any]],
+        budget: float,
+        spent: float = 0.0,
+        clock: Callable[[], float] = ...,
+    ) -> Iterator[dict[str, Any]]: ...
 
 
 class Family(Protocol):
@@ -115,6 +138,23 @@ class Family(Protocol):
         """Family-specific figures added to every verified Outcome (may be empty)."""
         ...
 
+    def programs(self) -> Sequence[Program]:
+        """The papers' programs :func:`dlsched.model` builds for the family's instances (each
+        with its builder, the equations of its components, its decoder back to the family's
+        solution); none: empty."""
+        ...
+
+    def layout(self) -> Layout | None:
+        """Where the family's raw instance keeps what the worst-case search's moves change
+        (:class:`dlsched.verify.moves.Layout`); None: ``verify --search`` cannot attack its
+        theorems."""
+        ...
+
+    def metaopt(self) -> WorstCases | None:
+        """The family's exact worst cases of a heuristic (:class:`WorstCases`); None: it has
+        none."""
+        ...
+
 
 #: Where a part of a family lives: ``"module:attribute"`` (a module starting with "." is
 #: relative to the family's package), imported on first use; or the object itself (a small hook).
@@ -133,7 +173,11 @@ class LazyFamily:
     whose second parameter's annotation is the solution type it draws; ``plot=None`` and
     ``draw=None``: the family draws nothing, ``plots`` is False). ``methods`` are tables merged
     in order; ``guarantees()`` come from the theorems that name one
-    (:attr:`dlsched.verify.theorem.Theorem.guarantee`)."""
+    (:attr:`dlsched.verify.theorem.Theorem.guarantee`). Three parts are declared or absent
+    (None: the family has none): ``programs`` (a sequence of
+    :class:`~dlsched.models.program.Program`, usually ``".programs:PROGRAMS"``), ``layout``
+    (the search's :class:`~dlsched.verify.moves.Layout`, usually ``".layout:LAYOUT"``) and
+    ``metaopt`` (a :class:`WorstCases` function)."""
 
     def __init__(
         self,
@@ -151,6 +195,9 @@ class LazyFamily:
         plot: Part | None = ".gantt:save_gantt",
         draw: Part | None = ".gantt:gantt",
         outcome_details: Part | None = None,
+        programs: Part | None = None,
+        layout: Part | None = None,
+        metaopt: Part | None = None,
     ) -> None:
         self.package = package
         self.name = package.rpartition(".")[2]
@@ -170,6 +217,9 @@ class LazyFamily:
             "plot": plot,
             "draw": draw,
             "outcome_details": outcome_details,
+            "programs": programs,
+            "layout": layout,
+            "metaopt": metaopt,
         }
         self._methods = tuple(methods)
         self._resolved: dict[str, Any] = {}  # "module:attribute" -> what it names, once found
@@ -250,6 +300,18 @@ class LazyFamily:
         out: dict[str, Any] = self._call("outcome_details", instance, solution, evaluation)
         return out
 
+    def programs(self) -> Sequence[Program]:
+        out: Sequence[Program] = self._part(self._parts["programs"]) or ()
+        return out
+
+    def layout(self) -> Layout | None:
+        out: Layout | None = self._part(self._parts["layout"])
+        return out
+
+    def metaopt(self) -> WorstCases | None:
+        out: WorstCases | None = self._part(self._parts["metaopt"])
+        return out
+
     def attribute(self, name: str) -> Any:
         """The family module's attributes made on demand (its ``__getattr__``): ``METHODS``,
         so that importing the family stays light."""
@@ -285,6 +347,7 @@ __all__ = [
     "Instance",
     "LazyFamily",
     "Part",
+    "WorstCases",
     "get",
     "names",
     "of",

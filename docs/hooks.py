@@ -1,5 +1,8 @@
 """MkDocs hooks of the documentation site (mkdocs.yml ``hooks``): docstrings cite code with
-Sphinx roles (``:func:`solve```); the site shows the name alone, in code type."""
+Sphinx roles (``:func:`solve```); the site shows the name alone, in code type. The index of
+the papers' equations (``docs/equations.md``) is generated from the programs' own tables
+(``dlsched.programs()``, ``dlsched.equations(program)``) where the page says
+:data:`EQUATION_INDEX`."""
 
 from __future__ import annotations
 
@@ -10,6 +13,33 @@ from markdown import Extension
 from markdown.preprocessors import Preprocessor
 
 _ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|data|attr|exc|obj):(<code>)~?(?:[\w.]+\.)?")
+
+
+#: The line of a page replaced by the index of every program's equations.
+EQUATION_INDEX = "<!-- equation index -->"
+
+
+def equation_index() -> str:
+    """One section per program (its family, equations and summary), one table row per
+    component its builder may add, with the equation it states."""
+    import dlsched
+
+    out: list[str] = []
+    for p in dlsched.programs():
+        out += [f"## `{p.name}` ({p.family}): {p.equations}", "", p.summary, ""]
+        out += ["| component | equation |", "|---|---|"]
+        out += [
+            f"| `{c}` | {doc.replace('|', '&#124;')} |" for c, doc, _ in dlsched.equations(p.name)
+        ]
+        out.append("")
+    return "\n".join(out)
+
+
+def on_page_markdown(markdown: str, **_: Any) -> str:
+    """The equation index in place of :data:`EQUATION_INDEX`."""
+    if EQUATION_INDEX not in markdown:
+        return markdown
+    return markdown.replace(EQUATION_INDEX, equation_index())
 
 
 def on_page_content(html: str, **_: Any) -> str:

@@ -1,17 +1,23 @@
-"""dlsched.model / solve_model / programs: the papers' programs as Pyomo models a student can
-change, solved and read back through the family's checker."""
+"""dlsched.model / solve_model / programs / equations: the papers' programs as Pyomo models a
+student can change (each family's ``programs`` part), solved and read back through the family's
+checker; the equation index of the documentation."""
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import re
+from pathlib import Path
 
 import pyomo.environ as pyo
 import pytest
 
 import dlsched
-from dlsched.api_models import PROGRAMS, equations
+from dlsched import families
+from dlsched.api_models import all_programs, equations
 from dlsched.errors import InfeasibleSolutionError, OptionError
+from dlsched.models.elastic.enumerate import ps_count
+from dlsched.models.elastic.problem13 import Case, MinCostPlacement, check_problem13
 from dlsched.models.hare.online.grouping import group_gpus, speed_matrix, spread
 from dlsched.solvers.base import Status
 
@@ -22,14 +28,28 @@ CASES = {
     "hare-sched-rl": ("hare/toy-2gpu", {}),
     "ddlwmp-8": ("ddlwmp/toy-2x4", {}),
     "elastic-packing": ("elastic/ring-2jobs", {}),
+    "elastic-13": (
+        "elastic/theorem1-counterexample",
+        {"n": 3, "prices": [[0.0, 0.0], [0.01, 10.0]], "free": [[3, 8], [3, 8]]},
+    ),
     "gpu-grouping": ("hare/hetero-4gpu-6jobs", {"groups": 2}),
 }
-EQUATION = re.compile(r"\(\d+[a-d]?\)")
+EQUATION = re.compile(r"\(\d+[a-z]?\)")
 
 
 def test_every_program_has_a_case():
-    assert set(CASES) == set(PROGRAMS)
-    assert [p.name for p in dlsched.programs()] == list(PROGRAMS)
+    assert set(CASES) == set(all_programs())
+    assert [p.name for p in dlsched.programs()] == list(all_programs())
+
+
+def test_the_programs_are_the_families_parts():
+    """Each family declares its programs; the listing is theirs in registry order, and
+    problem (13) of the elastic family is among them."""
+    declared = [p.info for f in families.names() for p in families.get(f).programs()]
+    assert dlsched.programs() == declared
+    assert [p.name for p in dlsched.programs("elastic")] == ["elastic-packing", "elastic-13"]
+    (p13,) = [p for p in dlsched.programs() if p.name == "elastic-13"]
+    assert p13.family == "elastic" and "(13)" in p13.equations and "(21)" in p13.equations
 
 
 def test_programs_of_a_family():
@@ -63,7 +83,10 @@ def test_model_gives_the_exact_routes_optimum(program):
     assert out.method == f"model:{program}"
     assert out.status == Status.OPTIMAL
     assert out.details["inactive"] == [] and out.details["added"] == []
-    if program == "gpu-grouping":  # no exact method of the family: the route and brute force
+    if program == "elastic-13":  # a sub-problem: every placement the checker accepts
+        inst = dlsched.load(name)
+        assert out.objective == pytest.approx(_cheapest_placement(inst, params), abs=1e-9)
+    elif program == "gpu-grouping":  # no exact method of the family: the route and brute force
         inst = dlsched.load(name)
         expected = group_gpus(inst, 2, "exact").spread
         assert out.objective == pytest.approx(expected, abs=1e-9)
@@ -84,6 +107,66 @@ def _best_two_groups(inst) -> float:
         for first in itertools.combinations(gpus, k)
     )
     return min(spread(s, split) for split in splits)
+
+
+def _cheapest_placement(inst, params) -> float:
+    """The least cost of (13) over every placement of the workers and PSs on the servers that
+    :func:`check_problem13` accepts (brute force)."""
+    case = Case(0, 0, params["n"], False, tuple(map(tuple, params["prices"])),
+                tuple(map(tuple, params["free"])))  # fmt: skip
+    servers, most = range(inst.num_servers), ps_count(inst, 0, 0, case.n)
+    best = float("inf")
+    for y in itertools.product(range(case.n + 1), repeat=inst.num_servers):
+        for s in itertools.product(range(most + 1), repeat=inst.num_servers):
+            try:
+                best = min(best, check_problem13(inst, MinCostPlacement(case, y, s)))
+            except InfeasibleSolutionError:
+                continue
+    assert best < float("inf") and len(servers) == 2
+    return best
+
+
+def test_problem13_is_the_mincost_oracles_reference():
+    """The program's optimum is the MILP's that Theorem 1's record compares A_mincost1 with
+    (10.01 on this counterexample, where A_mincost1 costs 30), and A_mincost1's own placement
+    passes the checker at its cost."""
+    import numpy as np
+
+    from dlsched.models.elastic.guarantees import theorem1_record
+    from dlsched.models.elastic.mincost import mincost1_fixed
+
+    name, params = CASES["elastic-13"]
+    inst = dlsched.load(name)
+    win, room = np.array(params["prices"]), np.array(params["free"], dtype=float)
+    out = dlsched.solve_model(name, "elastic-13", **params)
+    rec = theorem1_record(inst, 0, 0, 3, False, win, room)
+    assert out.objective == pytest.approx(rec.exact) == pytest.approx(10.01)
+    cost, y, s = mincost1_fixed(inst, 0, 0, 3, win, room)
+    assert check_problem13(inst, MinCostPlacement(out.solution.case, tuple(y), tuple(s))) == cost
+    assert cost == pytest.approx(30.0)
+
+
+def test_the_equation_index_is_the_builders_docs():
+    """dlsched.equations(program) lists what the builder gives each component; the
+    documentation's page is generated from it."""
+    for program, (name, params) in CASES.items():
+        built = {c: doc for c, doc, _ in equations(dlsched.model(name, program, **params))}
+        index = {c: doc for c, doc, _ in equations(program)}
+        assert built.items() <= index.items(), program
+    spec = importlib.util.spec_from_file_location(
+        "hooks", Path(__file__).parent.parent / "docs" / "hooks.py"
+    )
+    assert spec is not None and spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = (Path(__file__).parent.parent / "docs" / "equations.md").read_text()
+    text = hooks.on_page_markdown(page)
+    assert hooks.EQUATION_INDEX in page and hooks.EQUATION_INDEX not in text
+    for p in dlsched.programs():
+        assert f"## `{p.name}`" in text
+    assert "| `round_barrier` | (7): round r + 1 starts after every task of round r" in text
+    with pytest.raises(OptionError, match="unknown program"):
+        equations("nope")
 
 
 def test_relaxation_returns_the_relaxation_methods_bound():
@@ -122,6 +205,8 @@ def test_a_constraint_not_binding_changes_nothing():
         ("placement/liu2024-motivating", "p1", "every_worker_serves_one_job", r"\(8c\)-\(8d\)"),
         ("placement/liu2024-motivating", "p1", "throughput", r"below .*\(13\)"),
         ("hare/hetero-4gpu-6jobs", "gpu-grouping", "one_group", r"not a partition .*\(4\)"),
+        ("elastic/theorem1-counterexample", "elastic-13", "not_all_on", r"q = 0 .*\(13a\)"),
+        ("elastic/theorem1-counterexample", "elastic-13", "bandwidth", r"cover too little"),
     ],
 )
 def test_dropping_a_constraint_lowers_the_optimum_and_the_checker_refuses(

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib
 import itertools
 import json
 import math
+import os
 import pickle
 import subprocess
 import sys
@@ -20,15 +22,16 @@ import numpy as np
 import pytest
 from fake_clock import FakeClock
 
+from dlsched import families
 from dlsched.cli import main
 from dlsched.errors import OptionError
 from dlsched.instances import from_dict, to_dict
 from dlsched.models import run_method
 from dlsched.models.hare.instance import HareInstance, HareJob
+from dlsched.models.hare.metaopt import Box, fifo_worst_case
 from dlsched.solvers import SolveOptions
 from dlsched.verify import moves, registry, select
 from dlsched.verify import search as search_module
-from dlsched.verify.metaopt import Box, fifo_worst_case
 from dlsched.verify.report import write_report
 from dlsched.verify.runner import VerifyOptions, violates
 from dlsched.verify.search import (
@@ -101,13 +104,25 @@ def test_the_score_is_the_ratio_over_a_finite_bound_and_only_on_certified_rows()
 # --- moves ---------------------------------------------------------------------------------------
 
 
+def test_every_family_declares_its_layout() -> None:
+    """The moves' layouts are the families' own parts, each in its family's folder; the
+    search finds them through the registry (and the core holds none)."""
+    for name in families.names():
+        lay = families.get(name).layout()
+        assert isinstance(lay, moves.Layout) and lay.family == name
+        assert search_module.family_layout(name) is lay
+        assert type(lay).__module__ == "dlsched.verify.moves"
+        assert importlib.import_module(f"dlsched.models.{name}.layout").LAYOUT is lay
+    assert not hasattr(moves, "LAYOUTS")
+
+
 @pytest.mark.parametrize("theorem_id", ["002-thm4", "000-has", "001-thm1", "003-thm1"])
 def test_moves_act_on_the_raw_instance_as_named(theorem_id: str) -> None:
     """Every move on drawn instances of each family: the input untouched; when the family
     accepts the result, a job more (add), fewer (remove, merge, with the weights added), a GPU
     more or fewer with every per-job column along it; a job scaled keeps its structure."""
     t = registry()[theorem_id]
-    lay = moves.layout(t.family)
+    lay = families.get(t.family).layout()
     assert lay is not None
     applied = set()
     for seed in range(12):
@@ -217,8 +232,8 @@ def test_a_lane_in_a_cma_episode_travels_to_a_process_that_never_imported_cma() 
     pickled, loads in a fresh interpreter and goes on there with the same proposals it makes
     here."""
     t = only("000-has", "has")
-    lane = search_module.Hunt(t, "has", moves.layout(t.family), search_module._limits(
-        moves.layout(t.family), 3, 2), (3, 2), seed=0, lane=1)  # fmt: skip
+    lane = search_module.Hunt(t, "has", families.get(t.family).layout(), search_module._limits(
+        families.get(t.family).layout(), 3, 2), (3, 2), seed=0, lane=1)  # fmt: skip
     while lane.cma is None:
         props = lane.proposals()
         rows = [search_module.evaluate(t, "has", p.point, SO) if p else None for p in props]
@@ -317,6 +332,23 @@ def test_no_instance_of_the_box_beats_the_proven_upper_bound() -> None:
         a = tuple(float(x) for x in rng.integers(0, 21, 3) / 2)
         p = tuple(float(x) for x in rng.integers(1, 21, 3) / 2)
         assert _fifo_ratio(a, p) <= got.upper + 1e-9
+
+
+def test_the_exact_worst_cases_are_a_family_part(tmp_path: Path) -> None:
+    """hare declares its exact worst-case model; the other families have none, and the search
+    asks for it through the registry: a pair with no model has no exact worst case."""
+    from dlsched.models.hare import metaopt
+
+    assert families.get("hare").metaopt() is metaopt.worst_cases
+    assert [f for f in families.names() if families.get(f).metaopt() is not None] == ["hare"]
+    assert list(metaopt.worst_cases("002-thm4", "hare", [], 60.0)) == []  # no model of it
+    t = registry()["000-has"]
+    fd = os.open(tmp_path / "log", os.O_WRONLY | os.O_CREAT)
+    try:
+        got = search_module.exact_worst_cases(t, "has", [], budget(20.0), fd, "run", 0.0)
+    finally:
+        os.close(fd)
+    assert got == [] and (tmp_path / "log").read_text() == ""
 
 
 def test_the_exact_worst_cases_join_the_online_fifo_search(tmp_path: Path) -> None:

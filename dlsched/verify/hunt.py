@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from dlsched import families
 from dlsched.errors import DlschedError
 from dlsched.instances import from_dict, to_dict
 from dlsched.verify import moves
@@ -71,6 +72,12 @@ SPREAD = 1e4
 TRIES = 25
 #: Reference kinds that are certified (a ratio to anything else is not scored).
 CERTIFIED = ("optimum", "exact")
+
+
+def family_layout(family: str) -> moves.Layout | None:
+    """Where ``family``'s raw instance keeps what the moves change: its ``layout`` part
+    (None: the search cannot attack its theorems)."""
+    return families.get(family).layout()
 
 
 # --- points and scores --------------------------------------------------------------------------
@@ -254,7 +261,7 @@ class Cma:
 
         family = state.pop("family")
         self.__dict__.update({**state, "es": pickle.loads(state["es"])})
-        layout = moves.layout(family)
+        layout = family_layout(family)
         assert layout is not None
         self.layout = layout
 
@@ -353,7 +360,7 @@ class Hunt:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        layout = moves.layout(self.theorem.family)
+        layout = family_layout(self.theorem.family)
         assert layout is not None
         self.layout = layout
 
@@ -596,6 +603,7 @@ __all__ = [
     "Proposal",
     "Record",
     "Scored",
+    "family_layout",
     "score",
     "scored_points",
     "spread",

@@ -4,12 +4,13 @@ one number (a weight, a time, a speed, a capacity, an arrival, a price of a theo
 scales a job, adds or removes a job, a task or round (a count), a GPU, worker or server (the
 cluster's axis, with every per-job column along it), a stage, or merges two jobs.
 
-Each family's :class:`Layout` says where its jobs are, which list is the cluster's axis and
-which job fields run along it, which fields are labels (never changed) or categories (set to
-another value present), what "scaling a job" multiplies and which integers count tasks,
-rounds or servers. Numbers are kept on two significant digits, so that the exact routes
-(CP-SAT scales times to integers) stay fast. A move returns None when it does not apply; the
-search checks every candidate with the family's validation before solving it.
+Each family's :class:`Layout` (its ``layout`` part, :mod:`dlsched.families`, in the family's
+folder) says where its jobs are, which list is the cluster's axis and which job fields run
+along it, which fields are labels (never changed) or categories (set to another value
+present), what "scaling a job" multiplies and which integers count tasks, rounds or servers.
+Numbers are kept on two significant digits, so that the exact routes (CP-SAT scales times to
+integers) stay fast. A move returns None when it does not apply; the search checks every
+candidate with the family's validation before solving it.
 """
 
 from __future__ import annotations
@@ -399,86 +400,8 @@ def propose(pair: Pair, layout: Layout, rng: np.random.Generator,
     return name, MOVES[name][0](pair, layout, rng)
 
 
-# --- the families ------------------------------------------------------------------------------
-
-
-def _hare_tasks(raw: Raw) -> int:
-    return sum(int(j["rounds"]) * int(j["tasks_per_round"]) for j in raw["jobs"])
-
-
-def _ddlwmp_gpus(raw: Raw) -> int:
-    return int(raw["cluster"]["servers"]) * int(raw["cluster"]["gpus_per_server"])
-
-
-def _ddlwmp_stages(raw: Raw) -> int:
-    return sum(len(j["stages"]) for j in raw["jobs"])
-
-
-def _elastic_case_ok(raw: Raw, case: Mapping[str, Any]) -> bool:
-    """m', p' and n within the instance; one row of prices and free capacity per server and
-    one entry per resource, none negative."""
-    from dlsched.instances import from_dict
-
-    inst = from_dict(raw)
-    shape = (inst.num_servers, len(inst.resources))
-    rows = [np.asarray(case[key], dtype=float) for key in ("prices", "free")]
-    return (
-        0 <= case["m"] < len(inst.worker_types)
-        and 0 <= case["p"] < len(inst.ps_choices())
-        and 1 <= case["n"] <= inst.jobs[0].chunks
-        and all(r.shape == shape and bool((r >= 0).all()) for r in rows)
-    )
-
-
-LAYOUTS: dict[str, Layout] = {
-    "hare": Layout(
-        "hare",
-        Axis("gpus", ("train_time", "sync_time")),
-        gpus=lambda raw: len(raw["gpus"]),
-        job_size=("train_time", "sync_time"),
-        counts=("rounds", "tasks_per_round"),
-        work=_hare_tasks,  # CP-SAT certifies 9 tasks in under a second, 14 in up to 3
-    ),
-    "placement": Layout(
-        "placement",
-        Axis("workers", ("throughput",)),
-        gpus=lambda raw: len(raw["workers"]),
-        categorical=frozenset({"gpu", "node"}),
-        job_size=("dataset_size",),
-        counts=("epochs",),
-    ),
-    "ddlwmp": Layout(
-        "ddlwmp",
-        None,
-        gpus=_ddlwmp_gpus,
-        labels=LABELS | {"group", "user", "model"},
-        categorical=frozenset({"allreduce"}),
-        job_size=("iterations", "predicted_iterations"),
-        counts=("servers", "gpus_per_server", "replicas"),
-        stages="stages",
-        work=_ddlwmp_stages,
-        work_per_job=2.0,
-    ),
-    "elastic": Layout(
-        "elastic",
-        Axis("servers", (), ("prices", "free")),
-        gpus=lambda raw: len(raw["servers"]),
-        labels=LABELS | {"architecture", "resources"},
-        job_size=("minibatches_per_chunk",),
-        counts=("chunks", "epochs"),
-        limits={"horizon": (2, 24), "n": (1, 1e6)},
-        case_ok=_elastic_case_ok,
-    ),
-}
-
-
-def layout(family: str) -> Layout | None:
-    """The moves' layout of ``family`` (None: the search cannot attack its theorems)."""
-    return LAYOUTS.get(family)
-
-
 __all__ = [
-    "LAYOUTS",
+    "LABELS",
     "MOVES",
     "Axis",
     "Layout",
@@ -486,7 +409,6 @@ __all__ = [
     "Raw",
     "changed",
     "jobs",
-    "layout",
     "leaves",
     "nice",
     "propose",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dlsched.instances import write_text_atomic
-from dlsched.verify.runner import COUNTEREXAMPLES, LOG, _stem, read_log
+from dlsched.verify.runner import COUNTEREXAMPLES, LOG, counterexample_stem, read_log, read_rows
 from dlsched.verify.theorem import Theorem, registry
 
 
@@ -74,7 +74,8 @@ def summarize(rows: Sequence[dict[str, Any]], directory: Path) -> list[TheoremLi
         if r["holds"] is False:
             m.violations += 1
             cx = directory / COUNTEREXAMPLES
-            saved, small = cx / f"{_stem(r)}.json", cx / f"{_stem(r)}-min.json"
+            stem = counterexample_stem(r)
+            saved, small = cx / f"{stem}.json", cx / f"{stem}-min.json"
             line.counterexamples.append((saved.name, small.name if small.exists() else ""))
     for tid, inst in seen.items():
         out[tid].instances = len(inst)
@@ -304,7 +305,7 @@ def _exact_md(rows: Sequence[dict[str, Any]]) -> list[str]:
         for e in r.get("exact_worst") or []:
             if not out:
                 out += ["", "Exact worst cases (the heuristic and the optimum in one model, "
-                        "solved by Dinkelbach's method; `dlsched.verify.metaopt`):", "",
+                        "solved by Dinkelbach's method; the family's `metaopt` part):", "",
                         "| theorem | method | jobs | worst ratio | proven upper bound | status "
                         "| over |", "|---|---|---|---|---|---|---|"]  # fmt: skip
             out.append(f"| {r['theorem']} | {r['method']} | {e['jobs']} | {_num(e['ratio'])} | "
@@ -349,8 +350,6 @@ def _search_md(rows: Sequence[dict[str, Any]], picture: Any) -> list[str]:
 
 def report_markdown(directory: Path, picture: Any) -> str:
     """The report as Markdown; ``picture(name, png, alt)`` gives each picture's Markdown."""
-    from dlsched.verify.search import read_rows
-
     lines = summarize(read_log(directory / LOG), directory)
     md = ["# dlsched verify", "", f"Log: `{LOG}`; counterexamples: `{COUNTEREXAMPLES}/`.", ""]
     md += _markdown_table(table(lines)) + [""]

@@ -39,6 +39,8 @@ from dlsched.verify.theorem import Measurement, Theorem, registry
 
 LOG = "verify.jsonl"
 COUNTEREXAMPLES = "counterexamples"
+#: The rows of ``verify --search`` (one per theorem and method), beside the log.
+SEARCH_JSON = "search.json"
 KEY = ("theorem", "case", *SWEEP_KEY)
 
 
@@ -123,7 +125,7 @@ def violates(theorem: Theorem, inst: Any, method: str, solve: SolveOptions,
     if not theorem.applies(inst):
         return None
     if case is not None and theorem.replay is not None:
-        rows = _replay_rows(theorem, inst, case, solve)
+        rows = replay_rows(theorem, inst, case, solve)
     else:
         rows = measure_instance(theorem.id, inst, solve, theorem)
     for r in rows:
@@ -135,7 +137,9 @@ def violates(theorem: Theorem, inst: Any, method: str, solve: SolveOptions,
 Case = tuple[str, dict[str, Any]]  # a row's "case" and "details"
 
 
-def _replay_rows(theorem: Theorem, inst: Any, case: Case, solve: SolveOptions) -> list[dict]:
+def replay_rows(theorem: Theorem, inst: Any, case: Case, solve: SolveOptions) -> list[dict]:
+    """The rows of one recorded sub-case of ``inst`` measured again (``theorem.replay``); none
+    when the measure cannot take it (a candidate it refuses is no violation)."""
     assert theorem.replay is not None
     try:
         ms = theorem.replay(theorem, inst, case[0], case[1], MethodOptions(solve=solve))
@@ -228,6 +232,12 @@ def read_log(path: Path, only: bytes = b"") -> list[dict[str, Any]]:
     ]
 
 
+def read_rows(directory: Path) -> list[dict[str, Any]]:
+    """The rows of ``DIR/search.json`` (none if no search ran there)."""
+    path = Path(directory) / SEARCH_JSON
+    return json.loads(path.read_text()) if path.exists() else []
+
+
 def _done(path: Path, fd: int) -> tuple[set[tuple[Any, ...]], dict[tuple[Any, ...], int]]:
     """Keys present, and the instances whose rows are all present (failed ones are not)."""
     rows = [
@@ -263,7 +273,9 @@ def _instances(theorems: Iterable[Theorem], options: VerifyOptions) -> list[tupl
     return out
 
 
-def _stem(row: dict[str, Any]) -> str:
+def counterexample_stem(row: dict[str, Any]) -> str:
+    """The file name (without ``.json``) a row's violation is saved under in
+    ``counterexamples/``; ``-min`` added for its shrunk copy."""
     case = f"-{row['case']}" if row.get("case") else ""
     return f"{row['theorem']}-{row['instance_hash']}-{row['method']}{case}"
 
@@ -310,7 +322,7 @@ def _measure(drawn: list[tuple[Theorem, Any]], log: Path, cx: Path, options: Ver
                     new = [r for r in rows if row_key(r) not in keys]
                     for r in new:  # saved before the rows: a kill never loses a counterexample
                         if r["holds"] is False:
-                            save_counterexample(todo[n][1], r, cx, stem=_stem(r))
+                            save_counterexample(todo[n][1], r, cx, stem=counterexample_stem(r))
                             summary.violations.append(r)
                     keys.update(row_key(r) for r in new)
                     text += [json.dumps(r) + "\n" for r in new]
@@ -339,9 +351,9 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
     rows = []
     for picked in chosen.values():
         for r in picked:
-            if (cx / f"{_stem(r)}-min.json").exists():
+            if (cx / f"{counterexample_stem(r)}-min.json").exists():
                 continue
-            data = json.loads((cx / f"{_stem(r)}.json").read_text())["instance"]
+            data = json.loads((cx / f"{counterexample_stem(r)}.json").read_text())["instance"]
             t = ids[r["theorem"]]
             case = (r.get("case") or "", r.get("details") or {}) if t.replay else None
             args = (t, data, r["method"], options.solve, options.shrink_budget, case)
@@ -360,7 +372,9 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
                 if row is not None:
                     record = {**row, "shrunk_from": r["instance_hash"], "shrink_tries": tries}
                     inst = from_dict(data)
-                    saved.append(save_counterexample(inst, record, cx, stem=f"{_stem(r)}-min"))
+                    saved.append(
+                        save_counterexample(inst, record, cx, stem=f"{counterexample_stem(r)}-min")
+                    )
                 bar.update(1)
     return saved
 
@@ -369,10 +383,14 @@ __all__ = [
     "COUNTEREXAMPLES",
     "KEY",
     "LOG",
+    "SEARCH_JSON",
     "Summary",
     "VerifyOptions",
+    "counterexample_stem",
     "measure_instance",
     "read_log",
+    "read_rows",
+    "replay_rows",
     "run",
     "shrink",
     "shrink_violations",

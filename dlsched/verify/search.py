@@ -30,20 +30,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlsched import families
 from dlsched.bounds import append_line, locked_log, repair_tail, save_counterexample
 from dlsched.errors import DlschedError, OptionError
 from dlsched.instances import from_dict, instance_hash, write_text_atomic
 from dlsched.runner import Call, Pool, check_scheduler, progress_bar
 from dlsched.solvers.base import SolveOptions
 from dlsched.verify import moves
-from dlsched.verify.hunt import BATCH, Hunt, Limits, Point, Proposal, Record, Scored, score
+from dlsched.verify.hunt import (
+    BATCH,
+    Hunt,
+    Limits,
+    Point,
+    Proposal,
+    Record,
+    Scored,
+    family_layout,
+    score,
+)
 from dlsched.verify.runner import (
     COUNTEREXAMPLES,
     LOG,
+    SEARCH_JSON,
     VerifyOptions,
-    _replay_rows,
     measure_instance,
     read_log,
+    read_rows,
+    replay_rows,
     shrink_task,
     worker_modules,
 )
@@ -51,7 +64,6 @@ from dlsched.verify.runner import run as run_sample
 from dlsched.verify.theorem import Theorem
 
 SEARCH_LOG = "search.jsonl"
-SEARCH_JSON = "search.json"
 #: Row fields kept in the log.
 ROW_FIELDS = ("case", "details", "status", "value", "reference", "reference_kind", "ratio",
               "ratio_infinite", "bound", "holds", "applies", "note", "wall_time")  # fmt: skip
@@ -90,7 +102,7 @@ def evaluate(theorem: Theorem, method: str, point: Point, solve: SolveOptions,
     except DlschedError as e:
         return [{"status": "error", "note": str(e)}]
     if point.details is not None and theorem.replay is not None:
-        rows = _replay_rows(t, inst, (point.case, point.details), solve)
+        rows = replay_rows(t, inst, (point.case, point.details), solve)
     else:
         rows = measure_instance(t.id, inst, solve, t)
     return [
@@ -220,9 +232,7 @@ def hunt_pair(theorem: Theorem, method: str, directory: Path, options: VerifyOpt
     # it half imported (its modules import each other)
     import cma  # noqa: F401
 
-    from dlsched.verify import metaopt
-
-    lay = moves.layout(theorem.family)
+    lay = family_layout(theorem.family)
     assert lay is not None
     run = run_key(theorem, method, options, search)
     lines = read_search_log(directory / SEARCH_LOG, run)
@@ -231,9 +241,7 @@ def hunt_pair(theorem: Theorem, method: str, directory: Path, options: VerifyOpt
     jobs = options.jobs or theorem.sizes.get("jobs")
     gpus = options.gpus or theorem.sizes.get("gpus")
     limits = _limits(lay, jobs, gpus)
-    exact = metaopt.worst_cases(
-        theorem.id, method, lines, search.budget, fd, run, spent, search.clock
-    )
+    exact = exact_worst_cases(theorem, method, lines, search, fd, run, spent)
     spent = max([spent, *(float(e["spent"]) for e in exact)])
     record = Record()
     for r in lines:
@@ -257,6 +265,23 @@ def hunt_pair(theorem: Theorem, method: str, directory: Path, options: VerifyOpt
         worst = max(record.violations, key=lambda s: s.score)
         result.counterexample = f"{COUNTEREXAMPLES}/{_stem(theorem, method, worst.point)}.json"
     return result
+
+
+def exact_worst_cases(theorem: Theorem, method: str, lines: list[dict[str, Any]],
+                      search: SearchOptions, fd: int, run: str, spent: float,
+                      ) -> list[dict[str, Any]]:  # fmt: skip
+    """The pair's exact worst cases by size: those the search log holds, then those the
+    family's ``metaopt`` part solves (:class:`dlsched.families.WorstCases`; a family without
+    it has none), each logged as it ends."""
+    exact = sorted((r for r in lines if r.get("kind") == "exact-worst"), key=lambda r: r["jobs"])
+    worst = families.get(theorem.family).metaopt()
+    if worst is None:
+        return exact
+    for found in worst(theorem.id, method, exact, search.budget, spent, search.clock):
+        line = {**found, "run": run}
+        append_line(fd, json.dumps(line) + "\n")
+        exact.append(line)
+    return exact
 
 
 @dataclass
@@ -474,11 +499,6 @@ def write_rows(directory: Path, rows: Sequence[dict[str, Any]]) -> Path:
     return write_text_atomic(path, json.dumps([*keep, *rows], indent=1) + "\n")
 
 
-def read_rows(directory: Path) -> list[dict[str, Any]]:
-    path = Path(directory) / SEARCH_JSON
-    return json.loads(path.read_text()) if path.exists() else []
-
-
 # --- the run ---------------------------------------------------------------------------------
 
 
@@ -486,7 +506,7 @@ def unattackable(theorem: Theorem) -> str | None:
     """Why the search cannot attack ``theorem`` (None: it can)."""
     if not theorem.methods:
         return "has no method to attack"
-    if moves.layout(theorem.family) is None:
+    if family_layout(theorem.family) is None:
         return f"has no moves for its family {theorem.family!r} to attack it with"
     return None
 

@@ -26,6 +26,12 @@ from dlsched.models.ddlwmp.mapping import all_placements
 
 #: Most placements enumerated per job by the exact route (it is for small instances).
 MAX_PLACEMENTS = 200_000
+#: The equation each component of :func:`build_time_indexed` states (its ``doc``).
+EQUATIONS = {
+    "start_once": "(2), (1): every job starts once, at or after its release",
+    "server_capacity": "(3): at most g GPUs of a server busy in each slot",
+    "obj": "(8): min sum_i (t_i + n_i alpha_i)",
+}
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,7 @@ def build_time_indexed(
             for i, o, t in mdl.STARTS
         ),
         sense=pyo.minimize,
+        doc=EQUATIONS["obj"],
     )
     return mdl
 
@@ -128,7 +135,7 @@ def _start_once(mdl: Any, instance: DdlwmpInstance) -> None:
         by_job.setdefault(i, []).append(mdl.z[i, o, t])
     mdl.JOBS = pyo.Set(initialize=range(instance.num_jobs))
 
-    @mdl.Constraint(mdl.JOBS)
+    @mdl.Constraint(mdl.JOBS, doc=EQUATIONS["start_once"])
     def start_once(mdl: Any, i: int) -> Any:  # every job runs: (2) with its option's placement
         return sum(by_job[i]) == 1
 
@@ -146,7 +153,7 @@ def _server_capacity(mdl: Any, instance: DdlwmpInstance, options: list[list[Opti
     g = instance.cluster.gpus_per_server
     mdl.BUSY = pyo.Set(dimen=2, initialize=sorted(k for k, v in terms.items() if len(v) > 1))
 
-    @mdl.Constraint(mdl.BUSY)
+    @mdl.Constraint(mdl.BUSY, doc=EQUATIONS["server_capacity"])
     def server_capacity(mdl: Any, m: int, tau: int) -> Any:  # (3)
         return sum(terms[m, tau]) <= g
 

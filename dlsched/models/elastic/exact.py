@@ -71,6 +71,14 @@ def _binding(inst: ElasticInstance, terms: dict, key: tuple[int, int, int]) -> b
     return sum(a for _, a in terms[key]) > inst.servers[h].capacity[r] * (1 + 1e-12)
 
 
+#: The equation each component of :func:`build_packing` states (its ``doc``).
+PACKING_EQUATIONS = {
+    "one_schedule": "(2a), (8b)/(17b) as equality: exactly one schedule per job",
+    "capacity": "(8a)/(17a), equivalent to (2h)/(15b): capacity per slot, server and resource",
+    "weighted_completion": "(2)/(15): min sum_j w_j c_j",
+}
+
+
 def build_packing(
     inst: ElasticInstance,
     columns: Sequence[Column],
@@ -100,11 +108,11 @@ def build_packing(
 
     m.art = pyo.Var(m.JOBS, bounds=(0, 1 if penalty is not None else 0))
 
-    @m.Constraint(m.JOBS)
+    @m.Constraint(m.JOBS, doc=PACKING_EQUATIONS["one_schedule"])
     def one_schedule(m, j):  # (2a) with (8b)/(17b) as equality
         return sum(m.x[k] for k in by_job[j]) + m.art[j] == 1
 
-    @m.Constraint(m.ROWS)
+    @m.Constraint(m.ROWS, doc=PACKING_EQUATIONS["capacity"])
     def capacity(m, t, h, r):  # (8a)/(17a), equivalent to (2h)/(15b)
         return sum(a * m.x[k] for k, a in terms[(t, h, r)]) <= inst.servers[h].capacity[r]
 
@@ -112,5 +120,6 @@ def build_packing(
     m.weighted_completion = pyo.Objective(  # (2)/(15)
         expr=sum(col.cost(inst) * m.x[k] for k, col in enumerate(columns)) + artificial,
         sense=pyo.minimize,
+        doc=PACKING_EQUATIONS["weighted_completion"],
     )
     return m

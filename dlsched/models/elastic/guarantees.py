@@ -30,10 +30,11 @@ import pyomo.environ as pyo
 
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.elastic.algorithms import Ledger, a_maxweight, alpha_theorem5, lam
-from dlsched.models.elastic.enumerate import enumerate_all, ps_count
+from dlsched.models.elastic.enumerate import enumerate_all
 from dlsched.models.elastic.exact import all_columns
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.mincost import Placement, _fixed, mincost1_fixed
+from dlsched.models.elastic.problem13 import build_problem13
 from dlsched.result import json_safe
 from dlsched.solvers import Status, solve
 
@@ -46,93 +47,6 @@ def theorem5_guarantee(inst: ElasticInstance) -> float:
 
 
 # --- Theorems 1 and 6 ------------------------------------------------------------------------
-
-
-def build_problem13(
-    inst: ElasticInstance, m: int, p: int, n: int, q: bool, win: np.ndarray, room: np.ndarray
-) -> pyo.ConcreteModel:
-    """Problem (13) (PS) or (21) (Ring-AllReduce) for fixed m', p', L (through n workers at
-    colocation q) and t^-: prices summed over the window ``win`` [h, r], free capacity
-    ``room`` [h, r]. q = True demands one server for everything (13a)/(21a)."""
-    h_count = inst.num_servers
-    e = np.array(inst.worker_types[m].demand)
-    z = np.array(inst.ps_types[p].demand) if inst.is_ps else np.zeros_like(e)
-    s_max = ps_count(inst, m, p, n) if inst.is_ps else 0
-    md = pyo.ConcreteModel(name="problem13")
-    md.SERVERS = pyo.RangeSet(0, h_count - 1)
-    md.y = pyo.Var(md.SERVERS, domain=pyo.NonNegativeIntegers, bounds=(0, n))  # (13f)
-    md.s = pyo.Var(md.SERVERS, domain=pyo.NonNegativeIntegers, bounds=(0, s_max))  # (13f)
-    md.ps_on = pyo.Var(md.SERVERS, domain=pyo.Binary)  # s_h > 0
-    md.only = pyo.Var(md.SERVERS, domain=pyo.Binary)  # q = 1: the one server
-
-    @md.Constraint()
-    def worker_count(md):  # (13b), (13c) / (21b)
-        return sum(md.y[h] for h in md.SERVERS) == n
-
-    md.ROWS = pyo.Set(
-        initialize=[(h, r) for h in range(h_count) for r in range(len(e)) if e[r] or z[r]],
-        dimen=2,
-    )
-
-    @md.Constraint(md.ROWS)
-    def capacity(md, h, r):  # (2h) on the free capacity
-        return float(e[r]) * md.y[h] + float(z[r]) * md.s[h] <= float(room[h, r])
-
-    if inst.is_ps:
-        _ps_rows(inst, md, m, p, n)
-    if q:
-        _colocation_rows(md, n, s_max)
-    else:
-        _spread_rows(md)
-    md.cost = pyo.Objective(
-        expr=sum(float(win[h] @ e) * md.y[h] + float(win[h] @ z) * md.s[h] for h in md.SERVERS)
-    )
-    return md
-
-
-def _ps_rows(inst: ElasticInstance, md: pyo.ConcreteModel, m: int, p: int, n: int) -> None:
-    b, big_b = inst.worker_types[m].bandwidth, inst.ps_types[p].bandwidth
-    s_max = md.s[0].ub
-
-    @md.Constraint(md.SERVERS)
-    def ps_if_on(md, h):  # s_h > 0 only where ps_on_h
-        return md.s[h] <= s_max * md.ps_on[h]
-
-    @md.Constraint(md.SERVERS)
-    def on_if_ps(md, h):  # ps_on_h only where s_h > 0
-        return md.ps_on[h] <= md.s[h]
-
-    @md.Constraint(md.SERVERS)
-    def bandwidth(md, h):  # (13d): PSs on h cover the workers elsewhere (when s_h > 0)
-        remote = n * b  # the most any server's PSs must cover
-        return md.s[h] * big_b >= b * (n - md.y[h]) - remote * (1 - md.ps_on[h])
-
-    @md.Constraint()
-    def one_ps(md):  # (13e)
-        return sum(md.s[h] for h in md.SERVERS) >= 1
-
-
-def _spread_rows(md: pyo.ConcreteModel) -> None:
-    @md.Constraint(md.SERVERS)
-    def not_all_on(md, h):  # (13a)/(21a) with q = 0: something runs off server h
-        others = [k for k in md.SERVERS if k != h]
-        if not others:  # one server: q = 0 cannot hold
-            return pyo.Constraint.Infeasible
-        return sum(md.y[k] + md.s[k] for k in others) >= 1
-
-
-def _colocation_rows(md: pyo.ConcreteModel, n: int, s_max: int) -> None:
-    @md.Constraint()
-    def one_server(md):  # (13a)/(21a) with q = 1
-        return sum(md.only[h] for h in md.SERVERS) == 1
-
-    @md.Constraint(md.SERVERS)
-    def workers_there(md, h):
-        return md.y[h] == n * md.only[h]
-
-    @md.Constraint(md.SERVERS)
-    def ps_there(md, h):
-        return md.s[h] <= s_max * md.only[h]
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ duration L and start t^- (problem (13) or (21)); :func:`paper_mincost` runs the 
 The loop over L is visited through the worker counts it produces: for each count N the fewest
 slots L = ceil(E D K / (N rho)) (a longer L with the same N costs no less and ends later).
 These are the oracles whose optimality Theorems 1 and 6 claim; :mod:`.guarantees` compares them
-with the exact MILP of (13)/(21) (:func:`.guarantees.exact_problem13`).
+with the exact MILP of (13)/(21) (:func:`.problem13.build_problem13`).
 """
 
 from __future__ import annotations

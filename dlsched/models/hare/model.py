@@ -23,6 +23,42 @@ from pyomo.gdp import Disjunction
 
 from dlsched.models.hare.instance import HareInstance, Task
 from dlsched.models.hare.solution import TaskSchedule
+from dlsched.models.program import symmetry_breaking
+
+#: The equation each component of :func:`_base` states (its ``doc``), shared by Hare_Sched and
+#: Hare_Sched_RL.
+BASE_EQUATIONS = {
+    "arrival": "(4): x_i >= a_n, no task starts before its job arrives",
+    "assign_once": "(5): sum_m y_im = 1, every task on one GPU",
+    "completion": "(6): C_n >= x_i + sum_m y_im (T^c_im + T^s_im) for every task of job n",
+    "round_barrier": (
+        "(7): round r + 1 starts after every task of round r finished, synchronization included"
+    ),
+    "identical_tasks_ordered": symmetry_breaking(
+        "(4)-(8)", "the tasks of one round start in index order"
+    ),
+    "total_weighted_completion": "objective of Hare_Sched, stated above (4): min sum_n w_n C_n",
+}
+#: The equation each component of :func:`build_exact_gdp` states.
+SCHED_EQUATIONS = {
+    **BASE_EQUATIONS,
+    "no_overlap": "(8): two tasks on one GPU do not overlap in training (a disjunction)",
+}
+_MCCORMICK = "(9), linearized: u[i, m] = y[i, m] x[i] (McCormick, exact for binary y)"
+_PRODUCT = "(9), linearized: w[i, j, m] = y[i, m] y[j, m] (exact for binary y)"
+#: The equation each component of :func:`build_relaxation` states.
+RL_EQUATIONS = {
+    **BASE_EQUATIONS,
+    "queyranne": "(9): Queyranne's inequality over all tasks of each GPU",
+    "u_upper_y": _MCCORMICK,
+    "u_lower_y": _MCCORMICK,
+    "u_upper_x": _MCCORMICK,
+    "u_lower_x": _MCCORMICK,
+    "w_lower": _PRODUCT,
+    "w_upper_i": _PRODUCT,
+    "w_upper_j": _PRODUCT,
+    "subset_cuts": "(9) over subsets of a GPU's tasks (empty until separated)",
+}
 
 
 def _base(instance: HareInstance, horizon: float | None = None) -> pyo.ConcreteModel:
@@ -51,15 +87,15 @@ def _base(instance: HareInstance, horizon: float | None = None) -> pyo.ConcreteM
 
     m.finish = pyo.Expression(m.TASKS, rule=lambda mm, n, r, k: finish(mm, (n, r, k)))
 
-    @m.Constraint(m.TASKS)
+    @m.Constraint(m.TASKS, doc=BASE_EQUATIONS["arrival"])
     def arrival(mm, n, r, k):  # (4)
         return mm.x[n, r, k] >= jobs[n].arrival
 
-    @m.Constraint(m.TASKS)
+    @m.Constraint(m.TASKS, doc=BASE_EQUATIONS["assign_once"])
     def assign_once(mm, n, r, k):  # (5)
         return sum(mm.y[n, r, k, g] for g in mm.GPUS) == 1
 
-    @m.Constraint(m.TASKS)
+    @m.Constraint(m.TASKS, doc=BASE_EQUATIONS["completion"])
     def completion(mm, n, r, k):  # (6)
         return mm.C[n] >= mm.finish[n, r, k]
 
@@ -72,7 +108,7 @@ def _base(instance: HareInstance, horizon: float | None = None) -> pyo.ConcreteM
     ]
     m.BARRIER_PAIRS = pyo.Set(initialize=barrier_pairs, dimen=6, ordered=True)
 
-    @m.Constraint(m.BARRIER_PAIRS)
+    @m.Constraint(m.BARRIER_PAIRS, doc=BASE_EQUATIONS["round_barrier"])
     def round_barrier(mm, n, r, k, n2, r2, k2):  # (7)
         return mm.x[n2, r2, k2] >= mm.finish[n, r, k]
 
@@ -84,12 +120,14 @@ def _base(instance: HareInstance, horizon: float | None = None) -> pyo.ConcreteM
     ]
     m.SYM = pyo.Set(initialize=sym, dimen=3, ordered=True)
 
-    @m.Constraint(m.SYM)
+    @m.Constraint(m.SYM, doc=BASE_EQUATIONS["identical_tasks_ordered"])
     def identical_tasks_ordered(mm, n, r, k):  # symmetry breaking (not in the paper)
         return mm.x[n, r, k] <= mm.x[n, r, k + 1]
 
     m.total_weighted_completion = pyo.Objective(
-        expr=sum(jobs[n].weight * m.C[n] for n in m.JOBS), sense=pyo.minimize
+        expr=sum(jobs[n].weight * m.C[n] for n in m.JOBS),
+        sense=pyo.minimize,
+        doc=BASE_EQUATIONS["total_weighted_completion"],
     )
     return m
 
@@ -134,7 +172,9 @@ def build_exact_gdp(instance: HareInstance, horizon: float | None = None) -> pyo
             disjuncts.append([mm.x[i] >= mm.x[j] + mm.tc(j, g)])  # j trains before i
         return disjuncts
 
-    m.no_overlap = Disjunction(m.PAIRS, m.GPUS, rule=no_overlap, xor=False)
+    m.no_overlap = Disjunction(
+        m.PAIRS, m.GPUS, rule=no_overlap, xor=False, doc=SCHED_EQUATIONS["no_overlap"]
+    )
     return m
 
 
@@ -169,7 +209,7 @@ def build_relaxation(
     tc = m.tc
     if form == "quadratic":
 
-        @m.Constraint(m.GPUS)
+        @m.Constraint(m.GPUS, doc=RL_EQUATIONS["queyranne"])
         def queyranne(mm, g):  # (9)
             load = sum(mm.y[i, g] * tc(i, g) for i in mm.TASKS)
             return sum(mm.y[i, g] * tc(i, g) * (mm.x[i] + tc(i, g)) for i in mm.TASKS) >= 0.5 * (
@@ -186,7 +226,7 @@ def build_relaxation(
             tc(i, g) * tc(j, g) * mm.w[(*i, *j, g)] for (i, j) in mm.pair_list
         )
 
-    m.queyranne = pyo.Constraint(m.GPUS, rule=queyranne_linearized)
+    m.queyranne = pyo.Constraint(m.GPUS, rule=queyranne_linearized, doc=RL_EQUATIONS["queyranne"])
 
     return m
 
@@ -197,19 +237,19 @@ def _add_products(m: pyo.ConcreteModel, instance: HareInstance) -> None:
     hz = m.horizon
     m.u = pyo.Var(m.TASKS, m.GPUS, bounds=(0, hz))
 
-    @m.Constraint(m.TASKS, m.GPUS)
+    @m.Constraint(m.TASKS, m.GPUS, doc=RL_EQUATIONS["u_upper_y"])
     def u_upper_y(mm, n, r, k, g):
         return mm.u[n, r, k, g] <= hz * mm.y[n, r, k, g]
 
-    @m.Constraint(m.TASKS, m.GPUS)
+    @m.Constraint(m.TASKS, m.GPUS, doc=RL_EQUATIONS["u_lower_y"])
     def u_lower_y(mm, n, r, k, g):
         return mm.u[n, r, k, g] >= jobs[n].arrival * mm.y[n, r, k, g]
 
-    @m.Constraint(m.TASKS, m.GPUS)
+    @m.Constraint(m.TASKS, m.GPUS, doc=RL_EQUATIONS["u_upper_x"])
     def u_upper_x(mm, n, r, k, g):
         return mm.u[n, r, k, g] <= mm.x[n, r, k] - jobs[n].arrival * (1 - mm.y[n, r, k, g])
 
-    @m.Constraint(m.TASKS, m.GPUS)
+    @m.Constraint(m.TASKS, m.GPUS, doc=RL_EQUATIONS["u_lower_x"])
     def u_lower_x(mm, n, r, k, g):
         return mm.u[n, r, k, g] >= mm.x[n, r, k] - hz * (1 - mm.y[n, r, k, g])
 
@@ -221,19 +261,19 @@ def _add_products(m: pyo.ConcreteModel, instance: HareInstance) -> None:
     )
     m.w = pyo.Var(m.WPAIRS, bounds=(0, 1))
 
-    @m.Constraint(m.WPAIRS)
+    @m.Constraint(m.WPAIRS, doc=RL_EQUATIONS["w_lower"])
     def w_lower(mm, n1, r1, k1, n2, r2, k2, g):
         return mm.w[n1, r1, k1, n2, r2, k2, g] >= mm.y[n1, r1, k1, g] + mm.y[n2, r2, k2, g] - 1
 
-    @m.Constraint(m.WPAIRS)
+    @m.Constraint(m.WPAIRS, doc=RL_EQUATIONS["w_upper_i"])
     def w_upper_i(mm, n1, r1, k1, n2, r2, k2, g):
         return mm.w[n1, r1, k1, n2, r2, k2, g] <= mm.y[n1, r1, k1, g]
 
-    @m.Constraint(m.WPAIRS)
+    @m.Constraint(m.WPAIRS, doc=RL_EQUATIONS["w_upper_j"])
     def w_upper_j(mm, n1, r1, k1, n2, r2, k2, g):
         return mm.w[n1, r1, k1, n2, r2, k2, g] <= mm.y[n2, r2, k2, g]
 
-    m.subset_cuts = pyo.ConstraintList()  # Queyranne subset inequalities, added by separation
+    m.subset_cuts = pyo.ConstraintList(doc=RL_EQUATIONS["subset_cuts"])  # added by separation
 
 
 def add_subset_cut(

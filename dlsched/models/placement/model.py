@@ -30,6 +30,25 @@ import pyomo.environ as pyo
 
 from dlsched.models.placement.categories import validate_category
 from dlsched.models.placement.instance import BITS_PER_GBIT, BITS_PER_MB, PlacementInstance
+from dlsched.models.program import symmetry_breaking
+
+#: The equation each component of :func:`build_p1` states (its ``doc``).
+P1_EQUATIONS = {
+    "every_worker_serves_one_job": "(8c)+(8d): every worker serves exactly one job",
+    "throughput": "(13): V_i = sum_k sigma_ik rho_ik",
+    "steps_in_order": "(8b), (6): K_i in unary form, step[i, c] = [K_i >= c]",
+    "job_size": "(8b): K_i = sum_k sigma_ik = 1 + sum_c step[i, c] >= 1",
+    "node_used": "(5): uses_node[i, h] = 1 when job i has a worker on node h",
+    "spans_nodes": "(5): a ring over two or more nodes has r_i^min = inter-node rate",
+    "too_big_for_one_node": "(5): a job larger than every node spans nodes",
+    "slow_ring_product": "(6): slow_ring_i = ring_i spans_i, the inter-node part of l_i^[c]",
+    "computation_epigraph": "(14): t_i >= T_i |Pi_i| / V_i, the computation term",
+    "tangent": "(14): supporting lines of t_i >= T_i |Pi_i| / V_i",
+    "identical_nodes_ordered": symmetry_breaking(
+        "(8b)-(8d)", "identical nodes in lexicographic order of their job counts"
+    ),
+    "avg_jct": "(8)/(14): min (1/S) sum_i T_i (l_i^[p] + l_i^[c])",
+}
 
 
 @dataclass(frozen=True)
@@ -106,7 +125,9 @@ def build_p1(
         _break_node_symmetry(m, grp, s)
     m.comm = pyo.Expression(m.JOBS, rule=lambda m, i: comm[i])
     m.avg_jct = pyo.Objective(  # (14)
-        expr=sum(m.t[i] + m.comm[i] for i in m.JOBS) / s, sense=pyo.minimize
+        expr=sum(m.t[i] + m.comm[i] for i in m.JOBS) / s,
+        sense=pyo.minimize,
+        doc=P1_EQUATIONS["avg_jct"],
     )
     m._groups = grp  # decoding needs the grouping
     return m
@@ -119,13 +140,13 @@ def _assignment(m: pyo.ConcreteModel, instance: PlacementInstance, grp: Groups) 
         m.JOBS, m.GROUPS, domain=pyo.NonNegativeIntegers, bounds=lambda m, i, g: (0, grp.cap[g])
     )
 
-    @m.Constraint(m.GROUPS)
+    @m.Constraint(m.GROUPS, doc=P1_EQUATIONS["every_worker_serves_one_job"])
     def every_worker_serves_one_job(m, g):  # (8c) + (8d)
         return sum(m.n[i, g] for i in m.JOBS) == grp.cap[g]
 
     m.V = pyo.Var(m.JOBS, bounds=lambda m, i: _throughput_range(instance, i))
 
-    @m.Constraint(m.JOBS)
+    @m.Constraint(m.JOBS, doc=P1_EQUATIONS["throughput"])
     def throughput(m, i):  # (13)
         return m.V[i] == sum(float(grp.rho[i, g]) * m.n[i, g] for g in m.GROUPS)
 
@@ -138,13 +159,13 @@ def _job_sizes(m: pyo.ConcreteModel, max_size: int, category: tuple[int, ...] | 
     m.STEPS = pyo.RangeSet(2, max_size) if max_size >= 2 else pyo.Set(initialize=[])
     m.step = pyo.Var(m.JOBS, m.STEPS, domain=pyo.Binary)
 
-    @m.Constraint(m.JOBS, m.STEPS)
+    @m.Constraint(m.JOBS, m.STEPS, doc=P1_EQUATIONS["steps_in_order"])
     def steps_in_order(m, i, c):
         if c == 2:
             return pyo.Constraint.Skip
         return m.step[i, c] <= m.step[i, c - 1]
 
-    @m.Constraint(m.JOBS)
+    @m.Constraint(m.JOBS, doc=P1_EQUATIONS["job_size"])
     def job_size(m, i):  # K_i = sum_k sigma_ik
         return sum(m.n[i, g] for g in m.GROUPS) == 1 + sum(m.step[i, c] for c in m.STEPS)
 
@@ -171,11 +192,11 @@ def _communication(
     m.spans = pyo.Var(m.JOBS, domain=pyo.Binary)
     m.slow_ring = pyo.Var(m.JOBS, bounds=(0, 1))  # = ring_i * spans_i
 
-    @m.Constraint(m.JOBS, m.GROUPS)
+    @m.Constraint(m.JOBS, m.GROUPS, doc=P1_EQUATIONS["node_used"])
     def node_used(m, i, g):
         return m.n[i, g] <= grp.cap[g] * m.uses_node[i, grp.node[g]]
 
-    @m.Constraint(m.JOBS)
+    @m.Constraint(m.JOBS, doc=P1_EQUATIONS["spans_nodes"])
     def spans_nodes(m, i):  # two or more nodes -> the inter-node link is the bottleneck (5)
         return sum(m.uses_node[i, h] for h in m.NODES) <= 1 + (num_nodes - 1) * m.spans[i]
 
@@ -184,13 +205,13 @@ def _communication(
         node_size[h] = node_size.get(h, 0) + grp.cap[g]
     biggest = max(node_size.values())
 
-    @m.Constraint(m.JOBS)
+    @m.Constraint(m.JOBS, doc=P1_EQUATIONS["too_big_for_one_node"])
     def too_big_for_one_node(m, i):  # K_i > largest node => the ring spans nodes
         if biggest + 1 not in m.STEPS:
             return pyo.Constraint.Skip
         return m.spans[i] >= m.step[i, biggest + 1]
 
-    @m.Constraint(m.JOBS)
+    @m.Constraint(m.JOBS, doc=P1_EQUATIONS["slow_ring_product"])
     def slow_ring_product(m, i):  # exact for binary spans and ring in [0, 1), b_i >= 0
         return m.slow_ring[i] >= m.ring[i] - (1 - m.spans[i])
 
@@ -210,12 +231,12 @@ def _computation(
     m.t = pyo.Var(m.JOBS, bounds=t_bounds)
     if computation == "nonlinear":
 
-        @m.Constraint(m.JOBS)
+        @m.Constraint(m.JOBS, doc=P1_EQUATIONS["computation_epigraph"])
         def computation_epigraph(m, i):  # t_i >= T_i |Pi_i| / V_i, convex for V_i > 0
             return m.t[i] >= m.work[i] / m.V[i]
 
         return
-    m.tangent = pyo.ConstraintList()
+    m.tangent = pyo.ConstraintList(doc=P1_EQUATIONS["tangent"])
     for i in m.JOBS:
         lo, hi = _throughput_range(instance, i)
         for v0 in np.geomspace(lo, hi, max(tangent_points, 2)):
@@ -248,7 +269,7 @@ def _break_node_symmetry(m: pyo.ConcreteModel, grp: Groups, s: int) -> None:
             pairs.append((first[h1], first[h2], base, jobs))
     m.SYM = pyo.RangeSet(0, len(pairs) - 1) if pairs else pyo.Set(initialize=[])
 
-    @m.Constraint(m.SYM)
+    @m.Constraint(m.SYM, doc=P1_EQUATIONS["identical_nodes_ordered"])
     def identical_nodes_ordered(m, p):
         g1, g2, base, jobs = pairs[p]
         return sum(base**i * m.n[i, g1] for i in range(jobs)) >= sum(

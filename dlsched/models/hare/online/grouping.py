@@ -38,6 +38,7 @@ import numpy as np
 from dlsched.errors import OptionError
 from dlsched.models.hare.common import budget
 from dlsched.models.hare.instance import HareInstance
+from dlsched.models.program import symmetry_breaking
 from dlsched.solvers.base import SolveOptions, SolveResult, Status
 from dlsched.solvers.certify import Certificate, Proof, certify
 from dlsched.solvers.deadline import Deadline
@@ -92,6 +93,22 @@ def check_groups(num_gpus: int, groups: Any, name: str = "groups") -> int:
 
 
 # --- the exact models ----------------------------------------------------------------------
+#: The equation each component of :func:`build_grouping_model` states (its ``doc``).
+GROUPING_EQUATIONS = {
+    "one_group": "(4): every GPU in exactly one group",
+    "max_speed": "(5): p_n^max >= the speed of job n in every group",
+    "min_speed": "(6): p_n^min <= the speed of job n in every group",
+    "spread_epigraph": "objective of GPU_Grouping, with (4): spread >= p_n^max - p_n^min",
+    "non_empty": "not in the paper ((4)-(6) allow an empty group): every group holds a GPU "
+    "(docs/errata.md)",
+    "lowest_gpu_order": symmetry_breaking("(4)-(6)", "groups in order of their lowest GPU"),
+    "identical_order": symmetry_breaking(
+        "(4)-(6)", "of identical GPUs the lower is in the lower group"
+    ),
+    "objective": "objective of GPU_Grouping, with (4)-(6): min max_n (p_n^max - p_n^min)",
+}
+
+
 def build_grouping_model(s: np.ndarray, groups: int) -> Any:
     """The paper's GPU_Grouping with binary z_mu, epigraph variables and symmetry breaking."""
     import pyomo.environ as pyo
@@ -154,29 +171,31 @@ def _epigraph(m: Any, s: np.ndarray, speed: Any) -> None:
     m.p_min = pyo.Var(m.JOBS, bounds=lambda m, n: (0.0, float(total[n])))
     m.spread = pyo.Var(bounds=(0.0, float(total.max())))
 
-    @m.Constraint(m.JOBS, m.GROUPS)
+    @m.Constraint(m.JOBS, m.GROUPS, doc=GROUPING_EQUATIONS["max_speed"])
     def max_speed(m: Any, n: int, u: int) -> Any:  # (5)
         return m.p_max[n] >= speed(m, n, u)
 
-    @m.Constraint(m.JOBS, m.GROUPS)
+    @m.Constraint(m.JOBS, m.GROUPS, doc=GROUPING_EQUATIONS["min_speed"])
     def min_speed(m: Any, n: int, u: int) -> Any:  # (6)
         return m.p_min[n] <= speed(m, n, u)
 
-    @m.Constraint(m.JOBS)
+    @m.Constraint(m.JOBS, doc=GROUPING_EQUATIONS["spread_epigraph"])
     def spread_epigraph(m: Any, n: int) -> Any:  # objective of GPU_Grouping
         return m.spread >= m.p_max[n] - m.p_min[n]
 
-    m.objective = pyo.Objective(expr=m.spread, sense=pyo.minimize)
+    m.objective = pyo.Objective(
+        expr=m.spread, sense=pyo.minimize, doc=GROUPING_EQUATIONS["objective"]
+    )
 
 
 def _gpu_in_one_group(m: Any) -> None:
-    @m.Constraint(m.GPUS)
+    @m.Constraint(m.GPUS, doc=GROUPING_EQUATIONS["one_group"])
     def one_group(m: Any, g: int) -> Any:  # (4)
         return sum(m.z[g, u] for u in m.GROUPS) == 1
 
 
 def _groups_non_empty(m: Any, size: Any) -> None:
-    @m.Constraint(m.GROUPS)
+    @m.Constraint(m.GROUPS, doc=GROUPING_EQUATIONS["non_empty"])
     def non_empty(m: Any, u: int) -> Any:  # a group must hold a GPU (errata)
         return size(m, u) >= 1
 
@@ -186,7 +205,7 @@ def _groups_ordered_by_lowest_gpu(m: Any) -> None:
     holds a GPU below g (symmetry breaking, exact: one labelling per partition)."""
     import pyomo.environ as pyo
 
-    @m.Constraint(m.GPUS, m.GROUPS)
+    @m.Constraint(m.GPUS, m.GROUPS, doc=GROUPING_EQUATIONS["lowest_gpu_order"])
     def lowest_gpu_order(m: Any, g: int, u: int) -> Any:
         if u == 0:
             return pyo.Constraint.Skip
@@ -203,7 +222,7 @@ def _identical_gpus_ordered(m: Any, classes: Sequence[Sequence[int]]) -> None:
     pairs = [(c[i], c[i + 1]) for c in classes for i in range(len(c) - 1)]
     m.IDENTICAL = list(range(len(pairs)))
 
-    @m.Constraint(m.IDENTICAL)
+    @m.Constraint(m.IDENTICAL, doc=GROUPING_EQUATIONS["identical_order"])
     def identical_order(m: Any, p: int) -> Any:
         g, h = pairs[p]
         return sum(u * m.z[g, u] for u in m.GROUPS) <= sum(u * m.z[h, u] for u in m.GROUPS)

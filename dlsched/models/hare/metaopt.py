@@ -3,7 +3,9 @@ Inputs for Heuristics using Multi-level Optimization*, NSDI 2024): the heuristic
 the optimum written as one model over the instance's numbers, so that its optimum is the
 largest ratio any instance of the size reaches, proven, not sampled.
 
-Here: ``online-fifo`` (Gavel's FIFO, claim 004-online) on one GPU, ``n`` jobs of one round of
+The hare family's ``metaopt`` part (:func:`worst_cases`, which ``dlsched verify --search``
+finds through :mod:`dlsched.families`). Here: ``online-fifo`` (Gavel's FIFO, claim
+004-online) on one GPU, ``n`` jobs of one round of
 one task, no sync (hare's instance with |M| = 1), arrivals on a grid of ``step`` in
 ``arrival``, training times on that grid in ``time``, weights in ``weight``. Label the jobs in
 FIFO's order (arrival, then index; any instance can be so relabelled): FIFO runs them back to
@@ -28,14 +30,13 @@ machine: n = 2 to 6 each exact in 0.4 to 3 s (ratios 1.86, 2.52, 2.97, 3.24, 3.3
 
 from __future__ import annotations
 
-import json
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyomo.environ as pyo
 
-from dlsched.bounds import append_line
 from dlsched.errors import InternalError
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.instance import HareInstance, HareJob
@@ -76,10 +77,26 @@ class Box:
 def build_gap(box: Box, rho: float) -> pyo.ConcreteModel:
     """max FIFO(instance) - rho x cost(schedule, instance) over the instances of ``box`` and the
     single-GPU schedules of each."""
-    n, big, step = box.jobs, box.horizon, box.step
+    n = box.jobs
     md = pyo.ConcreteModel(name=f"fifo-worst-case-{n}")
     md.JOBS = pyo.RangeSet(0, n - 1)
     md.PAIRS = pyo.Set(initialize=[(i, j) for i in range(n) for j in range(i + 1, n)])
+    md.step, md.big = box.step, box.horizon  # plain numbers (not components)
+    _variables(md, box)
+    _fifo_rows(md)
+    _schedule_rows(md)
+    _weight_rows(md)
+    w_lo, extra = box.weight[0], box.weight[1] - box.weight[0]
+    md.gap = pyo.Objective(
+        expr=sum(w_lo * md.fifo_c[j] + extra * md.fifo_w[j] for j in md.JOBS)
+        - rho * sum(w_lo * _done(md, j) + extra * md.opt_w[j] for j in md.JOBS),
+        sense=pyo.maximize,
+    )
+    return md
+
+
+def _variables(md: pyo.ConcreteModel, box: Box) -> None:
+    big, step = box.horizon, box.step
     a_lo, a_hi = (round(x / step) for x in box.arrival)
     p_lo, p_hi = (round(x / step) for x in box.time)
     md.ka = pyo.Var(md.JOBS, domain=pyo.Integers, bounds=(a_lo, a_hi))  # a_j = step ka_j
@@ -92,14 +109,22 @@ def build_gap(box: Box, rho: float) -> pyo.ConcreteModel:
     md.fifo_w = pyo.Var(md.JOBS, bounds=(0, big))  # heavy_j x FIFO's C_j
     md.opt_w = pyo.Var(md.JOBS, bounds=(0, big))  # heavy_j x the schedule's C_j
 
-    def a(m: Any, j: int) -> Any:
-        return step * m.ka[j]
 
-    def p(m: Any, j: int) -> Any:
-        return step * m.kp[j]
+def _a(m: Any, j: int) -> Any:
+    return m.step * m.ka[j]
 
-    def done(m: Any, j: int) -> Any:  # the schedule's completion of j
-        return m.start[j] + p(m, j)
+
+def _p(m: Any, j: int) -> Any:
+    return m.step * m.kp[j]
+
+
+def _done(m: Any, j: int) -> Any:  # the schedule's completion of j
+    return m.start[j] + _p(m, j)
+
+
+def _fifo_rows(md: pyo.ConcreteModel) -> None:
+    """FIFO's completions, exact: C_j = max(C_{j-1}, a_j) + p_j in the labels' order."""
+    big = md.big
 
     @md.Constraint(md.JOBS)
     def fifo_order(m: Any, j: int) -> Any:  # FIFO's order is the labels': a_{j-1} <= a_j
@@ -107,33 +132,43 @@ def build_gap(box: Box, rho: float) -> pyo.ConcreteModel:
 
     @md.Constraint(md.JOBS)
     def fifo_after_arrival(m: Any, j: int) -> Any:  # C_j >= a_j + p_j
-        return m.fifo_c[j] >= a(m, j) + p(m, j)
+        return m.fifo_c[j] >= _a(m, j) + _p(m, j)
 
     @md.Constraint(md.JOBS)
     def fifo_after_previous(m: Any, j: int) -> Any:  # C_j >= C_{j-1} + p_j
-        return pyo.Constraint.Skip if j == 0 else m.fifo_c[j] >= m.fifo_c[j - 1] + p(m, j)
+        return pyo.Constraint.Skip if j == 0 else m.fifo_c[j] >= m.fifo_c[j - 1] + _p(m, j)
 
     @md.Constraint(md.JOBS)
     def fifo_no_idle_at_arrival(m: Any, j: int) -> Any:  # C_j <= a_j + p_j unless later
-        return m.fifo_c[j] <= a(m, j) + p(m, j) + big * m.later[j]
+        return m.fifo_c[j] <= _a(m, j) + _p(m, j) + big * m.later[j]
 
     @md.Constraint(md.JOBS)
     def fifo_no_idle_after_previous(m: Any, j: int) -> Any:  # C_j <= C_{j-1} + p_j if later
         if j == 0:
             return m.later[j] == 0
-        return m.fifo_c[j] <= m.fifo_c[j - 1] + p(m, j) + big * (1 - m.later[j])
+        return m.fifo_c[j] <= m.fifo_c[j - 1] + _p(m, j) + big * (1 - m.later[j])
+
+
+def _schedule_rows(md: pyo.ConcreteModel) -> None:
+    """Any single-GPU schedule: starts after arrivals, one job at a time (an order x_ij)."""
+    big = md.big
 
     @md.Constraint(md.JOBS)
     def schedule_after_arrival(m: Any, j: int) -> Any:
-        return m.start[j] >= a(m, j)
+        return m.start[j] >= _a(m, j)
 
     @md.Constraint(md.PAIRS)
     def schedule_i_then_j(m: Any, i: int, j: int) -> Any:
-        return m.start[j] >= done(m, i) - big * (1 - m.before[i, j])
+        return m.start[j] >= _done(m, i) - big * (1 - m.before[i, j])
 
     @md.Constraint(md.PAIRS)
     def schedule_j_then_i(m: Any, i: int, j: int) -> Any:
-        return m.start[i] >= done(m, j) - big * m.before[i, j]
+        return m.start[i] >= _done(m, j) - big * m.before[i, j]
+
+
+def _weight_rows(md: pyo.ConcreteModel) -> None:
+    """heavy_j C_j linearized: bounded above on FIFO's side, below on the schedule's."""
+    big = md.big
 
     @md.Constraint(md.JOBS)
     def fifo_weighted_below_c(m: Any, j: int) -> Any:  # heavy_j C_j <= C_j
@@ -145,15 +180,7 @@ def build_gap(box: Box, rho: float) -> pyo.ConcreteModel:
 
     @md.Constraint(md.JOBS)
     def schedule_weighted(m: Any, j: int) -> Any:  # heavy_j C_j >= C_j - M (1 - heavy_j)
-        return m.opt_w[j] >= done(m, j) - big * (1 - m.heavy[j])
-
-    w_lo, extra = box.weight[0], box.weight[1] - box.weight[0]
-    md.gap = pyo.Objective(
-        expr=sum(w_lo * md.fifo_c[j] + extra * md.fifo_w[j] for j in md.JOBS)
-        - rho * sum(w_lo * done(md, j) + extra * md.opt_w[j] for j in md.JOBS),
-        sense=pyo.maximize,
-    )
-    return md
+        return m.opt_w[j] >= _done(m, j) - big * (1 - m.heavy[j])
 
 
 def instance_of(md: pyo.ConcreteModel, box: Box, values: Any) -> HareInstance:
@@ -214,19 +241,24 @@ def fifo_worst_case(box: Box, time_limit: float, clock: Any = time.monotonic) ->
     return WorstCase(box.jobs, best[0], upper, status, best[1], it, clock() - started)
 
 
-def worst_cases(theorem: str, method: str, lines: list[dict[str, Any]], budget: float,
-                fd: int, run: str, spent: float = 0.0, clock: Any = time.monotonic,
-                ) -> list[dict[str, Any]]:  # fmt: skip
-    """The exact worst cases of the pair (none if it has no model here), by size: those the
-    search log holds, then more sizes solved (each logged as it ends) while each is exact
-    and :data:`SHARE` of the budget lasts."""
+def worst_cases(
+    theorem: str,
+    method: str,
+    logged: Sequence[Mapping[str, Any]],
+    budget: float,
+    spent: float = 0.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[dict[str, Any]]:
+    """The exact worst cases of the pair not yet in ``logged`` (none if it has no model here),
+    by size, each yielded as it ends, while each is exact and :data:`SHARE` of the budget
+    lasts (the family's ``metaopt`` part, :class:`dlsched.families.WorstCases`)."""
     if (theorem, method) not in PAIRS:
-        return []
+        return
     from dlsched.instances import instance_hash, to_dict
 
-    have = sorted((r for r in lines if r.get("kind") == "exact-worst"), key=lambda r: r["jobs"])
+    have = sorted((r for r in logged if r.get("kind") == "exact-worst"), key=lambda r: r["jobs"])
     if have and (have[-1]["status"] != "optimal" or have[-1]["jobs"] >= SIZES[-1]):
-        return have
+        return
     used = sum(r["seconds"] for r in have)
     for n in SIZES:
         if any(r["jobs"] == n for r in have):
@@ -236,8 +268,8 @@ def worst_cases(theorem: str, method: str, lines: list[dict[str, Any]], budget: 
             break
         got = fifo_worst_case(Box(n), left, clock)
         used += got.seconds
-        line = {
-            "kind": "exact-worst", "theorem": theorem, "method": method, "run": run,
+        yield {
+            "kind": "exact-worst", "theorem": theorem, "method": method,
             "jobs": n, "ratio": got.ratio, "upper": got.upper, "status": got.status,
             "iterations": got.iterations, "seconds": got.seconds, "spent": spent + used,
             "box": "one GPU, single-task jobs, arrivals 0-10 and times 0.5-10 (step 0.5), "
@@ -245,11 +277,8 @@ def worst_cases(theorem: str, method: str, lines: list[dict[str, Any]], budget: 
             "instance": to_dict(got.instance) if got.instance is not None else None,
             "instance_hash": instance_hash(got.instance) if got.instance is not None else "",
         }  # fmt: skip
-        append_line(fd, json.dumps(line) + "\n")
-        have.append(line)
         if got.status != "optimal":
             break
-    return have
 
 
 __all__ = ["PAIRS", "Box", "WorstCase", "build_gap", "fifo_worst_case", "worst_cases"]
