@@ -13,12 +13,10 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
+from dlsched.solvers.base import SolverSettings, SolveOptions
 from dlsched.solvers.progress import PROGRESS_EVERY, beating, note, say
-
-if TYPE_CHECKING:
-    from dlsched.solvers.base import SolveOptions
 
 T = TypeVar("T")
 
@@ -186,9 +184,13 @@ class Deadline:
         left = max(left, MIN_SOLVER_SECONDS)
         return left if cap is None else min(left, cap)
 
-    def solve_options(self, options: SolveOptions) -> SolveOptions:
-        """``options`` with the time limit set to what is left of this deadline."""
-        return options.with_(time_limit=self.seconds())
+    def solve_options(self, settings: SolverSettings | SolveOptions) -> SolveOptions:
+        """The options of a solver call: ``settings`` with the time limit set to what is left
+        of this deadline (the one place a solver call's limit is made). A
+        :class:`SolveOptions` is read for its settings only: its own limit is ignored."""
+        if isinstance(settings, SolveOptions):
+            settings = settings.settings
+        return settings.limited(self.seconds())
 
     def grace(self) -> float:
         """Seconds a forked child may run past this deadline: :func:`grace` of the whole
