@@ -14,8 +14,8 @@ from dlsched.errors import OptionError
 from dlsched.result import Outcome
 from dlsched.solvers.base import (
     DEFAULT_TIME_LIMIT,
-    SolverSettings,
     SolveOptions,
+    SolverSettings,
     check_time_limit,
 )
 from dlsched.solvers.deadline import Clock, Deadline

@@ -20,9 +20,9 @@ from typing import Any
 
 from dlsched.errors import OptionError
 from dlsched.solvers.base import (
-    SolverSettings,
     SolveOptions,
     SolveResult,
+    SolverSettings,
     Status,
     relative_gap,
 )

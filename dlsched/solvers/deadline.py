@@ -9,13 +9,13 @@ whatever the model's size. The child's result (or its exception) comes back thro
 from __future__ import annotations
 
 import multiprocessing as mp
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from dlsched.solvers.base import SolverSettings, SolveOptions
+from dlsched.solvers.base import SolveOptions, SolverSettings
+from dlsched.solvers.highs_scheduler import reset_scheduler
 from dlsched.solvers.progress import PROGRESS_EVERY, beating, note, say
 
 T = TypeVar("T")
@@ -54,10 +54,7 @@ def call_with_deadline(
     if seconds is None:
         return fn(*args)
     started = time.perf_counter()  # the setup counts against ``seconds``
-    if "highspy" in sys.modules:  # HiGHS ran here: the child starts its workers anew
-        from dlsched.solvers.highs import reset_scheduler  # (scipy: 0.1 s to import)
-
-        reset_scheduler()
+    reset_scheduler()  # if HiGHS ran here, the child starts its workers anew
     note(label)
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
