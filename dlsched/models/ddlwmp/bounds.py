@@ -40,7 +40,7 @@ from dlsched.models.ddlwmp.alpha import (
 )
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job, Stage
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
-from dlsched.solvers import SolveOptions
+from dlsched.solvers import SolverSettings
 from dlsched.solvers.deadline import NEVER, Deadline
 
 
@@ -78,7 +78,7 @@ def _alpha_min_bound(stages: tuple[Stage, ...], kind: str, cluster: Cluster, lim
     job = Job("probe", 0.0, 1, stages, kind)
     # a placement uses at most g_i servers; empty servers are interchangeable
     free = (cluster.gpus_per_server,) * min(cluster.servers, job.gpus)
-    _, bound, _ = exact_mapping(job, cluster, free, SolveOptions(time_limit=limit))
+    _, bound, _ = exact_mapping(job, cluster, free, SolverSettings(), Deadline.after(limit))
     return bound if bound is not None else 0.0
 
 
