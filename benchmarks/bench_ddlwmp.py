@@ -47,7 +47,8 @@ from dlsched.models.ddlwmp.predict import (
 from dlsched.models.ddlwmp.profiles import stages
 from dlsched.models.ddlwmp.traces import read_gavel
 from dlsched.online.traces import gavel_dir
-from dlsched.solvers import SolveOptions
+from dlsched.solvers import SolverSettings
+from dlsched.solvers.deadline import Deadline
 
 ROOT = Path(__file__).resolve().parent.parent
 #: offered load of the at-scale setting (GPU-seconds asked per GPU-second of the cluster)
@@ -73,7 +74,7 @@ def _ilp(
 ) -> tuple[float, float, bool]:
     """(alpha of the placement found, seconds, certified) of one placement-ILP route."""
     t0 = time.perf_counter()
-    q, bound, _ = exact_mapping(job, cluster, free, SolveOptions(time_limit=10), solver)
+    q, bound, _ = exact_mapping(job, cluster, free, SolverSettings(), Deadline.after(10), solver)
     took = time.perf_counter() - t0
     assert q is not None
     a = alpha_ms(job, cluster, q)

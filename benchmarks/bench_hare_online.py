@@ -42,6 +42,7 @@ from dlsched.models.hare.online.methods import ONLINE_POLICIES
 from dlsched.models.hare.online.ratios import HETEROGENEITY, ratio_grid, ratio_instance, ratio_sweep
 from dlsched.models.hare.relaxation import combinatorial_bound
 from dlsched.solvers import SolveOptions
+from dlsched.solvers.deadline import Deadline
 
 HERE = Path(__file__).parent
 
@@ -176,7 +177,7 @@ def grouping_rows(inst: HareInstance, groups: int, limit: float, binary: bool) -
     runs.append(("greedy", "greedy", None))
     best = None  # the pooled route's bound: the optimum when it is certified
     for label, how, pooled in runs:
-        res = group_gpus(inst, groups, how, SolveOptions(time_limit=limit), pooled=pooled)
+        res = group_gpus(inst, groups, how, pooled=pooled, deadline=Deadline.after(limit))
         best = res.bound if best is None else best
         above = None if not best else res.spread / best - 1
         rows.append(

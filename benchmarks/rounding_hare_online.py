@@ -23,7 +23,8 @@ from dlsched.models.hare.generate import generate
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.online.grouping import group_gpus
 from dlsched.models.hare.online.rounding import lp_grouping
-from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers import SolverSettings, Status
+from dlsched.solvers.deadline import Deadline
 
 #: (label, grouping): the paper's MILP, the greedy rule, then the roundings
 ROWS = [
@@ -33,7 +34,7 @@ ROWS = [
     ("lp-random (20 draws)", "lp-random"),
 ]
 LIMIT = 10.0
-OPTIONS = SolveOptions(time_limit=LIMIT, seed=0)
+SETTINGS = SolverSettings(seed=0)
 
 Measured = dict[str, tuple[list[float], list[float]]]
 
@@ -42,9 +43,9 @@ def run(inst: HareInstance, how: str) -> tuple[float, float, float | None, Statu
     """(spread, seconds, LP value, status) of one grouping."""
     t0 = time.perf_counter()
     if how in ("exact", "greedy"):
-        res = group_gpus(inst, None, how, OPTIONS)
+        res = group_gpus(inst, None, how, SETTINGS, deadline=Deadline.after(LIMIT))
     else:
-        res = lp_grouping(inst, None, how, OPTIONS)
+        res = lp_grouping(inst, None, how, SETTINGS, deadline=Deadline.after(LIMIT))
     return res.spread, time.perf_counter() - t0, res.info.get("lp_value"), res.status
 
 

@@ -136,10 +136,11 @@ def solve(
     ('optimal', 25.0)
     """
     from dlsched.models import MethodOptions, run_method
-    from dlsched.solvers.base import SolveOptions
+    from dlsched.solvers.base import SolverSettings
 
-    solve_options = SolveOptions(time_limit=time_limit, seed=seed, threads=threads, mip_gap=mip_gap)
-    return run_method(load(instance), method, MethodOptions(solve_options, params))
+    settings = SolverSettings(seed=seed, threads=threads, mip_gap=mip_gap)
+    options = MethodOptions(settings, params, time_limit=time_limit)
+    return run_method(load(instance), method, options)
 
 
 def compare(
@@ -169,11 +170,11 @@ def compare(
     from dlsched.bounds import compare as compare_records
     from dlsched.bounds import to_frame
     from dlsched.models import MethodOptions
-    from dlsched.solvers.base import SolveOptions
+    from dlsched.solvers.base import SolverSettings
 
     inst = load(instance)
     names = [methods] if isinstance(methods, str) else list(methods)
-    options = MethodOptions(SolveOptions(time_limit=time_limit, seed=seed))
+    options = MethodOptions(SolverSettings(seed=seed), time_limit=time_limit)
     records = compare_records(inst, names, reference, options)
     if not as_frame:
         return records

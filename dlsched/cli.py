@@ -602,7 +602,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from dlsched.bounds import check_methods, sweep
     from dlsched.models import MethodOptions
     from dlsched.runner import RunnerOptions
-    from dlsched.solvers.base import SolveOptions
 
     _check_output("-o", args.output, special=False)  # read, locked and appended to
     plot = None if args.plot is None else _check_output("--plot", args.plot, _picture_formats())
@@ -615,7 +614,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         family.generate(args.jobs, args.gpus, seed, **params)
         for seed in range(args.first_seed, args.first_seed + args.count)
     )
-    opts = MethodOptions(solve=SolveOptions(time_limit=args.time_limit))
+    opts = MethodOptions(time_limit=args.time_limit)
     rows = sweep(
         instances,
         _methods_arg(args.methods),

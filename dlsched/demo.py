@@ -7,7 +7,7 @@ from dlsched import families
 from dlsched.bounds import TABLE_COLUMNS, Comparison, compare, format_table
 from dlsched.instances import load
 from dlsched.models import MethodOptions
-from dlsched.solvers import SolveOptions
+from dlsched.solvers import SolverSettings
 from dlsched.solvers.deadline import Deadline
 
 COLUMNS = tuple(c for c in TABLE_COLUMNS if c != "guarantee_name")
@@ -27,7 +27,7 @@ def _show(name: str, rows: list[Comparison]) -> None:
 
 def run_demo(quick: bool = False) -> int:
     started = Deadline.never()
-    opts = MethodOptions(solve=SolveOptions(time_limit=60, seed=0))
+    opts = MethodOptions(solve=SolverSettings(seed=0), time_limit=60)
     for line in INTRO:
         print(line)
     for name in families.names():

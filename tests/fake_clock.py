@@ -27,16 +27,23 @@ class FakeClock:
 
 
 def record_time_limits(monkeypatch: Any, module: Any, name: str = "run_cpsat") -> list[Any]:
-    """Wrap the solver call ``module.name`` (one of its arguments a ``SolveOptions``) so that
-    it records the time limit each call was handed; returns the list it fills."""
+    """Wrap the call ``module.name`` so that it records the time limit each call was handed:
+    that of its ``SolveOptions`` (a solver call), else what is left of its ``Deadline`` (work
+    that makes its solver call's options itself); returns the list it fills."""
     from dlsched.solvers.base import SolveOptions
+    from dlsched.solvers.deadline import Deadline
 
     real = getattr(module, name)
     handed: list[Any] = []
 
     def spy(*args: Any, **kwargs: Any) -> Any:
-        options = next(a for a in (*args, *kwargs.values()) if isinstance(a, SolveOptions))
-        handed.append(options.time_limit)
+        given = (*args, *kwargs.values())
+        options = next((a for a in given if isinstance(a, SolveOptions)), None)
+        if options is None:
+            deadline = next(a for a in given if isinstance(a, Deadline))
+            handed.append(deadline.seconds())
+        else:
+            handed.append(options.time_limit)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, name, spy)

@@ -28,7 +28,8 @@ from dlsched.models.ddlwmp.mapping_methods import exact_mapping
 from dlsched.models.ddlwmp.online import POLICIES, run_policy
 from dlsched.models.ddlwmp.solution import Schedule
 from dlsched.online.bounds import srpt_total
-from dlsched.solvers import SolveOptions
+from dlsched.solvers import SolveOptions, SolverSettings
+from dlsched.solvers.deadline import Deadline
 
 CLUSTER = Cluster(servers=2, gpus_per_server=4, inter_gbps=10.0, intra_gbps=2400.0)
 # stage 0: 2 replicas, p = 10 + 20 ms, d_out 5 MB, h 100 MB; stage 1: 1 replica, p = 15 + 30,
@@ -196,8 +197,10 @@ def test_mapping_milp_equals_brute_force_and_bounds_heavy_edge(case) -> None:
     cluster = replace(CLUSTER, servers=len(free))
     brute = min(alpha_ms(job, cluster, p) for p in all_placements(job, free))
     for solver in ("highs", "cpsat"):
-        opts = SolveOptions(time_limit=20)
-        place, bound, hit = exact_mapping(job, cluster, tuple(free), opts, solver)
+        limit = Deadline.after(20)
+        place, bound, hit = exact_mapping(
+            job, cluster, tuple(free), SolverSettings(), limit, solver
+        )
         assert place is not None and not hit
         assert alpha_ms(job, cluster, place) == pytest.approx(brute, rel=1e-7, abs=1e-7)
         assert bound is not None and brute - 1e-6 <= bound <= brute + 1e-9 * brute
@@ -236,7 +239,7 @@ def test_cpsat_and_highs_placement_models_agree_on_table2_cases(model, config, f
     cluster = Cluster(servers=len(free), gpus_per_server=8, inter_gbps=10.0, intra_gbps=2400.0)
     job = Job(model, 0.0, 1, stages(model, config))
     got = {
-        solver: exact_mapping(job, cluster, free, SolveOptions(time_limit=20), solver)
+        solver: exact_mapping(job, cluster, free, SolverSettings(), Deadline.after(20), solver)
         for solver in ("cpsat", "highs")
     }
     alphas = {s: alpha_ms(job, cluster, p) for s, (p, _, _) in got.items()}

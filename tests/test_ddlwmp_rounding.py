@@ -267,10 +267,10 @@ def test_exact_mapping_hands_each_ilp_what_is_left_then_maps_by_heavy_edge(monke
     handed = []
     real = mapping_methods.exact_mapping
 
-    def timed(job, cluster, free, opts, *args):  # each ILP takes 0.5 s or its limit if less
-        handed.append(opts.time_limit)
-        clock.advance(min(0.5, opts.time_limit))
-        return real(job, cluster, free, opts, *args)
+    def timed(job, cluster, free, settings, deadline, *args):  # 0.5 s, or less if less is left
+        handed.append(deadline.seconds())
+        clock.advance(min(0.5, deadline.seconds()))
+        return real(job, cluster, free, settings, deadline, *args)
 
     monkeypatch.setattr(mapping_methods, "exact_mapping", timed)
     out = run_method(inst, "lp-alpha", options(2.0, clock, mapping="exact"))

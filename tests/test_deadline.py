@@ -5,14 +5,18 @@ parent process. No test reads the wall clock: time passes when a test says so.""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from fake_clock import FakeClock
 
 from dlsched.models.hare.generate import generate_unrelated
 from dlsched.models.hare.special import solve_single_task
-from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers import SolveOptions, SolverSettings, Status
 from dlsched.solvers import deadline as deadline_module
 from dlsched.solvers.deadline import (
     FORK_GRACES,
@@ -58,8 +62,24 @@ def test_seconds_handed_to_a_solver_are_what_is_left_capped_and_never_zero():
     assert d.seconds() == 2.0 and d.seconds(cap=3.0) == 2.0
     clock.advance(5.0)  # past it: a solver given 0 s may read it as no limit
     assert d.seconds() == MIN_SOLVER_SECONDS
-    options = SolveOptions(time_limit=10.0, seed=4, threads=2)
-    assert d.solve_options(options) == options.with_(time_limit=MIN_SOLVER_SECONDS)
+    settings = SolverSettings(seed=4, threads=2)
+    assert d.solve_options(settings) == settings.limited(MIN_SOLVER_SECONDS)
+    # options with a limit of their own are read for their settings only
+    assert d.solve_options(settings.limited(10.0)) == settings.limited(MIN_SOLVER_SECONDS)
+
+
+def test_the_deadline_module_does_not_import_the_highs_backend():
+    """Forked work stops HiGHS's scheduler through :mod:`dlsched.solvers.highs_scheduler`:
+    the deadline never imports the backend (nor scipy with it), which imports the deadline."""
+    code = (
+        "import sys, dlsched.solvers.deadline; "
+        "print('dlsched.solvers.highs' in sys.modules, 'scipy' in sys.modules)"
+    )
+    root = str(Path(deadline_module.__file__).parents[2])  # this tree's dlsched
+    env = {**os.environ, "PYTHONPATH": root}
+    run = [sys.executable, "-c", code]
+    out = subprocess.run(run, capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["False", "False"]
 
 
 def test_a_stage_is_a_share_of_what_is_left_now_and_keeps_the_whole_limit():

@@ -20,7 +20,9 @@ from dlsched.models.elastic.exact import all_columns
 from dlsched.models.elastic.generate import generate
 from dlsched.models.elastic.pricing import Pricer, price_job
 from dlsched.models.elastic.solution import ElasticSchedule, JobSchedule
-from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers import SolverSettings, Status
+from dlsched.solvers.base import DEFAULT_TIME_LIMIT
+from dlsched.solvers.deadline import Deadline
 
 INTRO = "elastic/intro-cifar10"
 
@@ -226,7 +228,7 @@ def test_enumeration_explosion_is_a_clear_error() -> None:
 def test_colgen_reaches_the_full_lp_and_stays_below_exact(seed: int, arch: str) -> None:
     inst = generate(4, 3, seed, architecture=arch)
     lp = full_lp(inst, all_columns(inst, enumerate_all(inst)))
-    cg = column_generation(inst, SolveOptions())
+    cg = column_generation(inst, SolverSettings(), Deadline.after(DEFAULT_TIME_LIMIT))
     assert cg.converged and cg.bound is not None
     assert cg.bound == pytest.approx(lp, abs=1e-6)
     assert cg.bound <= lp + 1e-6  # never above the LP it bounds

@@ -21,7 +21,9 @@ from dlsched.models.elastic.check import check_schedule
 from dlsched.models.elastic.colgen import column_generation
 from dlsched.models.elastic.generate import generate
 from dlsched.models.elastic.rounding import Support, largest, repair, repair_order, sample
-from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers import SolveOptions, SolverSettings, Status
+from dlsched.solvers.base import DEFAULT_TIME_LIMIT
+from dlsched.solvers.deadline import Deadline
 
 ROUNDINGS = ("lp-round", "lp-random-round")
 INTRO = "elastic/intro-cifar10"
@@ -113,7 +115,7 @@ def test_an_integral_lp_is_its_own_rounding() -> None:
 
 
 def _master(inst):
-    cg = column_generation(inst, SolveOptions())
+    cg = column_generation(inst, SolverSettings(), Deadline.after(DEFAULT_TIME_LIMIT))
     assert cg.converged and cg.master is not None
     return cg
 

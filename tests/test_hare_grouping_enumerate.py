@@ -19,7 +19,8 @@ from dlsched.models.hare.online.enumerate_groups import (
     partitions,
 )
 from dlsched.models.hare.online.grouping import group_gpus, speed_matrix, spread
-from dlsched.solvers.base import SolveOptions, Status
+from dlsched.solvers.base import Status
+from dlsched.solvers.deadline import Deadline
 
 
 def _stirling(n: int, k: int) -> int:
@@ -62,9 +63,9 @@ def test_the_listed_optimum_is_the_brute_force_one(counts, jobs, seed, data) -> 
 @pytest.mark.parametrize(("counts", "groups"), [((2, 1, 1, 2), 2), ((3, 2, 1), 3)])
 def test_the_exact_route_lists_small_clusters_and_agrees_with_the_milp(counts, groups) -> None:
     inst = mixed(counts)
-    listed = group_gpus(inst, groups, "exact", SolveOptions(time_limit=20))
+    listed = group_gpus(inst, groups, "exact", deadline=Deadline.after(20))
     assert listed.info["route"] == "enumeration" and listed.status == Status.OPTIMAL
-    milp = group_gpus(inst, groups, "exact", SolveOptions(time_limit=20), pooled=False)
+    milp = group_gpus(inst, groups, "exact", pooled=False, deadline=Deadline.after(20))
     assert "route" not in milp.info and milp.status == Status.OPTIMAL
     assert listed.spread == pytest.approx(milp.spread, abs=1e-9)
 

@@ -36,7 +36,7 @@ from dlsched.models.hare.online.hlas import make_thresholds, round_times
 from dlsched.models.hare.online.methods import ONLINE_METHODS
 from dlsched.models.hare.online.predictors import BasePredictor, History, Oracle
 from dlsched.solvers import SolveOptions, Status, solve
-from dlsched.solvers.deadline import Deadline, grace
+from dlsched.solvers.deadline import NEVER, Deadline, grace
 
 FIG12 = "hare/tcc2024-fig12"
 FIG9 = "hare/tcc2024-fig9"
@@ -109,7 +109,7 @@ def test_fig9_giving_job_b_priority_shortens_the_average_jct():
     assert average_jct(inst, b_first.completion) == 3.75  # (5 + 2.5) / 2
     exact = run_method(inst, "exact")
     assert exact.status == Status.OPTIMAL and exact.objective == b_first.objective
-    t_bar = round_times(inst, group_gpus(inst, 1, "greedy").groups)
+    t_bar = round_times(inst, group_gpus(inst, 1, "greedy", deadline=NEVER).groups)
     assert t_bar[1] < t_bar[0] and inst.jobs[0].tasks_per_round < inst.jobs[1].tasks_per_round
 
 
@@ -395,11 +395,11 @@ def test_grouping_milps_reach_the_brute_force_optimum(counts, groups):
     s = speed_matrix(inst)
     best = brute_force_spread(s, groups)
     for pooled in (True, False):
-        res = group_gpus(inst, groups, "exact", SolveOptions(time_limit=20), pooled=pooled)
+        res = group_gpus(inst, groups, "exact", pooled=pooled, deadline=Deadline.after(20))
         assert res.status == Status.OPTIMAL
         assert res.spread == pytest.approx(best, abs=1e-9)
         assert spread(s, res.groups) == res.spread
-    greedy = group_gpus(inst, groups, "greedy")
+    greedy = group_gpus(inst, groups, "greedy", deadline=NEVER)
     assert greedy.spread >= best - 1e-12
 
 
@@ -439,7 +439,7 @@ def test_pooled_grouping_of_16_gpus_of_4_types_in_4_groups_is_certified():
     inst = mixed((7, 5, 3, 1), jobs=8)
     s = speed_matrix(inst)
     assert len(gpu_classes(s)) == 4
-    res = group_gpus(inst, 4, "exact", SolveOptions(time_limit=10), pooled=True)
+    res = group_gpus(inst, 4, "exact", pooled=True, deadline=Deadline.after(10))
     assert res.status == Status.OPTIMAL
     greedy = greedy_grouping(s, 4)
     assert spread(s, greedy) >= res.spread - 1e-9
@@ -478,7 +478,7 @@ def test_the_exact_grouping_is_forked_with_what_is_left_of_its_share(monkeypatch
     clock = FakeClock()
     deadline = Deadline.after(10.0, clock)
     clock.advance(4.0)
-    res = group_gpus(inst, 2, "exact", SolveOptions(time_limit=10.0), deadline=deadline)
+    res = group_gpus(inst, 2, "exact", deadline=deadline)
     assert handed == [(pytest.approx(6.0 + grace(10.0)), pytest.approx(6.0))]
     assert res.status == Status.OPTIMAL
     options = MethodOptions(SolveOptions(time_limit=10.0), {"grouping": "exact"}, clock=clock)
@@ -492,7 +492,7 @@ def test_a_grouping_killed_at_its_limit_is_the_greedy_one_and_says_so(monkeypatc
     inst = mixed(BEYOND_LISTING)
     s = speed_matrix(inst)
     _forked(monkeypatch, kill=True)
-    res = group_gpus(inst, 2, "exact", SolveOptions(time_limit=10.0))
+    res = group_gpus(inst, 2, "exact", deadline=Deadline.after(10.0))
     assert res.groups == greedy_grouping(s, 2) and res.spread == spread(s, res.groups) > 0
     assert res.status == Status.TIME_LIMIT
     assert res.info["solver_status"] == "killed at the time limit"
@@ -503,7 +503,7 @@ def test_a_grouping_killed_at_its_limit_is_the_greedy_one_and_says_so(monkeypatc
 
 def test_one_group_has_no_spread_and_the_round_time_of_the_whole_cluster():
     inst = mixed((1, 1, 1, 1))
-    res = group_gpus(inst, 1, "greedy")
+    res = group_gpus(inst, 1, "greedy", deadline=NEVER)
     assert res.spread == 0 and res.status == Status.OPTIMAL
     s = 1 / (inst.tc + inst.ts)
     assert round_times(inst, res.groups) == pytest.approx(1 / s.sum(axis=1))

@@ -27,8 +27,8 @@ from dlsched.models.hare.online.rounding import (
     repair,
     round_z,
 )
-from dlsched.solvers import SolveOptions, Status, solve
-from dlsched.solvers.deadline import Deadline, grace
+from dlsched.solvers import SolveOptions, SolverSettings, Status, solve
+from dlsched.solvers.deadline import NEVER, Deadline, grace
 
 SMALL = [
     (mixed((2, 1, 1, 2)), 2),
@@ -42,10 +42,10 @@ SMALL = [
 def test_roundings_lie_above_the_optimum_and_it_above_the_lp_value(inst, groups):
     s = speed_matrix(inst)
     best = brute_force_spread(s, groups)
-    exact = group_gpus(inst, groups, "exact", SolveOptions(time_limit=20))
+    exact = group_gpus(inst, groups, "exact", deadline=Deadline.after(20))
     assert exact.status == Status.OPTIMAL and exact.spread == pytest.approx(best, abs=1e-9)
     for how in ROUNDINGS:
-        res = lp_grouping(inst, groups, how, SolveOptions(time_limit=20, seed=3))
+        res = lp_grouping(inst, groups, how, SolverSettings(seed=3), deadline=Deadline.after(20))
         lp = res.info["lp_value"]
         assert res.method == how and res.info["lp_status"] == "optimal"
         assert 0 <= lp <= best + 1e-9 <= res.spread + 1e-9
@@ -108,7 +108,10 @@ def test_an_integral_z_rounds_to_its_own_grouping(data):
 def test_the_random_rounding_is_the_same_for_the_same_seed():
     inst, groups = SMALL[3]
     runs = {
-        seed: [lp_grouping(inst, groups, "lp-random", SolveOptions(seed=seed)) for _ in range(2)]
+        seed: [
+            lp_grouping(inst, groups, "lp-random", SolverSettings(seed=seed), deadline=NEVER)
+            for _ in range(2)
+        ]
         for seed in (0, 1, 2)
     }
     for first, again in runs.values():
@@ -163,7 +166,7 @@ def test_the_relaxation_is_forked_with_what_is_left_of_its_share(monkeypatch):
     clock = FakeClock()
     deadline = Deadline.after(10.0, clock)
     clock.advance(4.0)
-    res = lp_grouping(inst, 2, "lp-round", SolveOptions(time_limit=10.0), deadline=deadline)
+    res = lp_grouping(inst, 2, "lp-round", deadline=deadline)
     assert handed == [(pytest.approx(6.0 + grace(10.0)), pytest.approx(6.0))]
     assert res.method == "lp-round" and res.info["lp_status"] == "optimal"
     out = run_method(inst, "hlas-lp", MethodOptions(SolveOptions(time_limit=10.0), clock=clock))
@@ -175,10 +178,10 @@ def test_the_relaxation_is_forked_with_what_is_left_of_its_share(monkeypatch):
 def test_a_relaxation_killed_at_its_limit_gives_the_greedy_grouping_and_says_so(monkeypatch):
     inst = mixed((2, 1, 1, 2))
     _forked(monkeypatch, kill=True)
-    res = lp_grouping(inst, 2, "lp-random", SolveOptions(time_limit=10.0))
+    res = lp_grouping(inst, 2, "lp-random", deadline=Deadline.after(10.0))
     assert res.method == "greedy" and res.status == Status.TIME_LIMIT
     assert res.info == {"lp_status": KILLED, "lp_value": None}
-    assert res.groups == group_gpus(inst, 2, "greedy").groups
+    assert res.groups == group_gpus(inst, 2, "greedy", deadline=NEVER).groups
     out = run_method(inst, "hlas-lp", MethodOptions(SolveOptions(time_limit=10.0)))
     assert out.details["grouping"] == "greedy" and out.details["grouping_status"] == "time_limit"
     assert out.details["lp_status"] == KILLED and out.details["lp_value"] is None
@@ -187,5 +190,5 @@ def test_a_relaxation_killed_at_its_limit_gives_the_greedy_grouping_and_says_so(
 def test_one_group_needs_no_solver(monkeypatch):
     inst = mixed((1, 2, 1))
     handed = _forked(monkeypatch)
-    res = lp_grouping(inst, 1, "lp-round", SolveOptions(time_limit=10.0))
+    res = lp_grouping(inst, 1, "lp-round", deadline=Deadline.after(10.0))
     assert handed == [] and res.groups == ((0, 1, 2, 3),) and res.status == Status.OPTIMAL

@@ -22,8 +22,15 @@ from dlsched.models.placement.exact import solve_exact, solve_p3
 from dlsched.models.placement.metrics import fairness_degree, heterogeneity_degree
 from dlsched.models.placement.solution import Placement
 from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers.base import DEFAULT_TIME_LIMIT
+from dlsched.solvers.deadline import Deadline
 
 MOTIVATING = "placement/liu2024-motivating"
+
+
+def default_limit() -> Deadline:
+    """The deadline of a route called without a method: the default limit, from now."""
+    return Deadline.after(DEFAULT_TIME_LIMIT)
 
 
 def brute_force(inst) -> float:
@@ -168,7 +175,7 @@ def test_rule22_moves_p_either_way() -> None:
 def test_exact_routes_agree_with_brute_force(inst) -> None:
     opt = brute_force(inst)
     for route in ("scip", "highs", "columns"):
-        out = solve_exact(inst, route=route)
+        out = solve_exact(inst, route=route, deadline=default_limit())
         assert out.status == Status.OPTIMAL
         assert out.objective == pytest.approx(opt, rel=1e-6)
         assert out.bound <= out.objective * (1 + 1e-9)
@@ -178,7 +185,7 @@ def test_exact_routes_agree_with_brute_force(inst) -> None:
 @given(inst=placement_instances(max_jobs=3, max_workers=7))
 @settings(max_examples=20)
 def test_heuristics_never_beat_the_optimum(inst) -> None:
-    opt = solve_exact(inst, route="highs").objective
+    opt = solve_exact(inst, route="highs", deadline=default_limit()).objective
     for method in ("has", "jps", "optimus", "optimus-lb", "las"):
         out = run_method(inst, method)
         assert out.objective >= opt * (1 - 1e-9), method
@@ -203,9 +210,9 @@ def test_theorem2_has_attains_p3_in_every_category(inst) -> None:
 @given(inst=placement_instances(max_jobs=3, max_workers=6))
 @settings(max_examples=15)
 def test_p2_is_p1_restricted(inst) -> None:
-    opt = solve_exact(inst, route="scip").objective
+    opt = solve_exact(inst, route="scip", deadline=default_limit()).objective
     values = [
-        solve_exact(inst, c, route="highs").objective
+        solve_exact(inst, c, route="highs", deadline=default_limit()).objective
         for c in categories(inst.num_workers, inst.num_jobs)
     ]
     assert min(values) == pytest.approx(opt, rel=1e-6)
@@ -214,8 +221,8 @@ def test_p2_is_p1_restricted(inst) -> None:
 def test_generated_instances_scip_equals_outer_approximation() -> None:
     for name in ("placement/liu2024-s3k8-seed1", "placement/liu2024-s4k12-seed0"):
         inst = load(name)
-        a = solve_exact(inst, route="scip")
-        b = solve_exact(inst, route="highs")
+        a = solve_exact(inst, route="scip", deadline=default_limit())
+        b = solve_exact(inst, route="highs", deadline=default_limit())
         assert a.status == b.status == Status.OPTIMAL
         assert a.objective == pytest.approx(b.objective, rel=1e-6)
 
@@ -225,7 +232,7 @@ def test_time_limited_exact_reports_bound_and_gap() -> None:
     each bound lies below every feasible value (every incumbent, JPS), and the gap is theirs."""
     inst = load("placement/liu2024-s4k30-seed0")
     outs = [
-        solve_exact(inst, route=b, options=SolveOptions(time_limit=10))
+        solve_exact(inst, route=b, deadline=Deadline.after(10))
         for b in ("scip", "highs", "columns")
     ]
     jps = run_method(inst, "jps").objective

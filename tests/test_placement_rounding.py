@@ -29,7 +29,7 @@ from dlsched.models.placement.rounding import (
     systematic,
 )
 from dlsched.models.placement.solution import Placement
-from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers import SolveOptions, SolverSettings, Status
 from dlsched.solvers.deadline import Deadline, grace
 
 SMALL = [
@@ -40,7 +40,7 @@ SMALL = [
 
 
 def _relaxation(inst, limit=30.0):
-    return solve_relaxation(inst, SolveOptions(time_limit=limit), Deadline.after(limit))
+    return solve_relaxation(inst, SolverSettings(), Deadline.after(limit))
 
 
 @pytest.mark.parametrize("name", SMALL)
@@ -147,7 +147,7 @@ def test_each_lp_is_handed_what_is_left_and_the_loop_stops_at_the_limit(monkeypa
     clock = FakeClock()
     handed = record_time_limits(monkeypatch, solvers, "solve")
     takes_time(monkeypatch, clock, 3.0, solvers, "solve")
-    relax = solve_relaxation(inst, SolveOptions(time_limit=10.0), Deadline.after(10.0, clock))
+    relax = solve_relaxation(inst, SolverSettings(), Deadline.after(10.0, clock))
     assert handed == pytest.approx([10.0, 7.0, 4.0, 1.0])
     assert relax.ended == "time_limit" and relax.lps == 4 and relax.value is not None
 

@@ -27,7 +27,14 @@ from dlsched.models.placement.generator import generate
 from dlsched.models.placement.instance import PlacementInstance, PlacementJob, Worker
 from dlsched.models.placement.solution import Placement
 from dlsched.models.placement.structure import structure
-from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers import Status
+from dlsched.solvers.base import DEFAULT_TIME_LIMIT
+from dlsched.solvers.deadline import Deadline
+
+
+def default_limit() -> Deadline:
+    """The deadline of a route called without a method: the default limit, from now."""
+    return Deadline.after(DEFAULT_TIME_LIMIT)
 
 
 def exhaustive_optimum(inst: PlacementInstance) -> float:
@@ -55,7 +62,7 @@ def with_twins(draw) -> PlacementInstance:  # type: ignore[no-untyped-def]
 @settings(max_examples=40, deadline=None, derandomize=True)
 def test_columns_route_equals_exhaustive_search(inst) -> None:
     opt = exhaustive_optimum(inst)
-    out = solve_exact(inst, route="columns")
+    out = solve_exact(inst, route="columns", deadline=default_limit())
     assert out.status == Status.OPTIMAL
     assert out.objective == pytest.approx(opt, rel=1e-9)
     assert out.bound <= opt * (1 + 1e-9)
@@ -66,8 +73,8 @@ def test_columns_route_equals_exhaustive_search(inst) -> None:
 @settings(max_examples=5, deadline=None, derandomize=True)
 def test_columns_p2_equals_outer_approximation_per_category(inst) -> None:
     for cat in categories(inst.num_workers, inst.num_jobs):
-        a = solve_exact(inst, cat, route="columns")
-        b = solve_exact(inst, cat, route="highs")
+        a = solve_exact(inst, cat, route="columns", deadline=default_limit())
+        b = solve_exact(inst, cat, route="highs", deadline=default_limit())
         assert a.status == b.status == Status.OPTIMAL
         assert a.objective == pytest.approx(b.objective, rel=1e-7), cat
         assert a.evaluation.workers == cat
@@ -109,7 +116,7 @@ def test_two_identical_local_jobs_share_a_node() -> None:
         PlacementJob("twin-b", 2e4, 100, 500.0),
     )
     inst = PlacementInstance("two-local", jobs, workers, ((100.0,) * 8,) * 3)
-    out = solve_exact(inst, route="columns")
+    out = solve_exact(inst, route="columns", deadline=default_limit())
     assert out.status == Status.OPTIMAL
     assert out.objective == pytest.approx(exhaustive_optimum(inst), rel=1e-12)
     assert out.evaluation.workers == (4, 2, 2)
@@ -119,8 +126,8 @@ def test_two_identical_local_jobs_share_a_node() -> None:
 def test_column_route_matches_outer_approximation_on_bundled_instances() -> None:
     for name in ("placement/liu2024-s4k30-seed0",):
         inst = load(name)
-        a = solve_exact(inst, route="columns")
-        b = solve_exact(inst, route="highs")
+        a = solve_exact(inst, route="columns", deadline=default_limit())
+        b = solve_exact(inst, route="highs", deadline=default_limit())
         assert a.status == b.status == Status.OPTIMAL
         assert a.objective == pytest.approx(b.objective, rel=1e-7)
 
@@ -160,7 +167,7 @@ def test_many_worker_types_fall_back_and_columns_refuse() -> None:
     noisy = generate(4, 60, 0, noise=0.1)  # every worker its own type
     assert auto_route(noisy) == "highs"
     with pytest.raises(OptionError, match="columns"):
-        solve_exact(noisy, route="columns")
+        solve_exact(noisy, route="columns", deadline=default_limit())
     assert auto_route(generate(8, 200, 0)) == "columns"
 
 
@@ -168,8 +175,8 @@ def test_outer_approximation_stopped_early_still_returns_a_placement() -> None:
     """Out of time before (or at) its first master: OA returns a checked placement (for P2 one
     of the category), a heuristic one when no master gave any, and never none."""
     inst = load("placement/liu2024-s4k30-seed0")
-    p1 = solve_exact(inst, route="highs", options=SolveOptions(time_limit=0.01))
-    p2 = solve_exact(inst, (10, 8, 7, 5), route="highs", options=SolveOptions(time_limit=0.01))
+    p1 = solve_exact(inst, route="highs", deadline=Deadline.after(0.01))
+    p2 = solve_exact(inst, (10, 8, 7, 5), route="highs", deadline=Deadline.after(0.01))
     for out in (p1, p2):
         assert out.status == Status.TIME_LIMIT
         assert out.objective == pytest.approx(check_placement(inst, out.solution).avg_jct)

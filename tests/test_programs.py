@@ -19,7 +19,8 @@ from dlsched.errors import InfeasibleSolutionError, OptionError
 from dlsched.models.elastic.enumerate import ps_count
 from dlsched.models.elastic.problem13 import Case, MinCostPlacement, check_problem13
 from dlsched.models.hare.online.grouping import group_gpus, speed_matrix, spread
-from dlsched.solvers.base import Status
+from dlsched.solvers.base import DEFAULT_TIME_LIMIT, Status
+from dlsched.solvers.deadline import Deadline
 
 #: one small bundled instance per program (and its parameters)
 CASES = {
@@ -88,7 +89,7 @@ def test_model_gives_the_exact_routes_optimum(program):
         assert out.objective == pytest.approx(_cheapest_placement(inst, params), abs=1e-9)
     elif program == "gpu-grouping":  # no exact method of the family: the route and brute force
         inst = dlsched.load(name)
-        expected = group_gpus(inst, 2, "exact").spread
+        expected = group_gpus(inst, 2, "exact", deadline=Deadline.after(DEFAULT_TIME_LIMIT)).spread
         assert out.objective == pytest.approx(expected, abs=1e-9)
         assert out.objective == pytest.approx(_best_two_groups(inst), abs=1e-9)
     else:

@@ -21,8 +21,8 @@ from dlsched.models.placement.categories import algorithm1
 from dlsched.models.placement.check import check_placement
 from dlsched.models.placement.evaluate import Evaluator
 from dlsched.models.placement.solution import Placement
-from dlsched.solvers import SolveOptions, Status
-from dlsched.solvers.deadline import Deadline
+from dlsched.solvers import SolveOptions, SolverSettings, Status
+from dlsched.solvers.deadline import NEVER, Deadline
 
 #: 3654 categories: HAS over all of them takes several times the limits used here.
 LARGE = "placement/liu2024-s4k30-seed0"
@@ -212,9 +212,7 @@ def test_outer_approximation_stops_between_masters_at_the_deadline(monkeypatch):
 
     monkeypatch.setattr(exact, "PyomoSolver", Timed)
     inst = load("placement/liu2024-s4k15-seed0")
-    out = exact._outer_approximation(
-        inst, None, SolveOptions(time_limit=7.0), Deadline.after(7.0, clock)
-    )
+    out = exact._outer_approximation(inst, None, SolverSettings(), Deadline.after(7.0, clock))
     assert handed == [7.0, 3.0]
     assert out.status == Status.TIME_LIMIT
     assert out.details["iterations"] == 3  # the third found the limit passed
@@ -235,7 +233,7 @@ def test_a_forked_route_killed_at_the_limit_returns_its_start_placement(monkeypa
     grace: the method returns the placement it started from, no bound, status time_limit."""
     monkeypatch.setattr(*stuck, _stuck)
     inst = load(SMALL)
-    out = exact.solve_exact(inst, route=route, options=SolveOptions(time_limit=0.2))
+    out = exact.solve_exact(inst, route=route, deadline=Deadline.after(0.2))
     assert out.status == Status.TIME_LIMIT
     assert out.bound is None
     assert out.details["returned"] == "optimus-lb"
@@ -250,7 +248,7 @@ def test_the_column_route_prices_one_round_before_it_stops(monkeypatch):
     from dlsched.models.placement.generator import generate
 
     inst = generate(6, 150, 0)
-    full = exact.solve_exact(inst, route="columns", options=SolveOptions(time_limit=None))
+    full = exact.solve_exact(inst, route="columns", deadline=NEVER)
     assert full.status == Status.OPTIMAL
     clock = FakeClock()
     real = columns.best_columns
@@ -260,12 +258,7 @@ def test_the_column_route_prices_one_round_before_it_stops(monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(columns, "best_columns", best_then_late)
-    early = exact.solve_exact(
-        inst,
-        route="columns",
-        options=SolveOptions(time_limit=10.0),
-        deadline=Deadline.after(10.0, clock),
-    )
+    early = exact.solve_exact(inst, route="columns", deadline=Deadline.after(10.0, clock))
     assert early.status == Status.TIME_LIMIT
     assert early.details["pricing_rounds"] == 1
     assert early.objective == pytest.approx(check_placement(inst, early.solution).avg_jct)

@@ -88,7 +88,7 @@ def _run(
     runner: RunnerOptions,
 ) -> list[Comparison]:
     """Run the tasks on ``pool``, appending each finished task's records to ``fd``."""
-    extra = {"time_limit": options.solve.time_limit, "seed": options.solve.seed}
+    extra = {"time_limit": options.time_limit, "seed": options.solve.seed}
     calls: list[Call] = [
         (compare_task, (i, todo, reference, options, ref)) for i, todo, ref in tasks
     ]
@@ -130,13 +130,13 @@ def _plan(
 ) -> list[_Task]:
     """Each instance with the methods missing from ``done`` and whether its reference record is;
     an instance with nothing missing is left out, and one given twice runs once."""
-    solve = options.solve
+    limit, seed = options.time_limit, options.solve.seed
     tasks = []
     for inst in instances:
         h = instance_hash(inst)
 
         def key(method: str, h: str = h) -> _Key:
-            return (h, method, reference, solve.time_limit, solve.seed)
+            return (h, method, reference, limit, seed)
 
         todo = tuple(m for m in dict.fromkeys(methods) if m != reference and key(m) not in done)
         with_reference = key(reference) not in done

@@ -12,26 +12,52 @@ from typing import Any
 
 from dlsched.errors import OptionError
 from dlsched.result import Outcome
-from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.base import (
+    DEFAULT_TIME_LIMIT,
+    SolveOptions,
+    SolverSettings,
+    check_time_limit,
+)
 from dlsched.solvers.deadline import Clock, Deadline
 
 
 @dataclass(frozen=True)
 class MethodOptions:
-    """Solver options (time limit, seed, ...) plus method parameters (category, alpha, ...)."""
+    """A method's time limit, its solver settings (seed, threads, gap) and its parameters
+    (category, alpha, ...).
 
-    solve: SolveOptions = field(default_factory=SolveOptions)
+    The limit lives here alone, as ``time_limit`` and the running ``deadline`` started from it;
+    ``solve`` carries no limit, so a route receives one budget (the deadline) and settings, and
+    the deadline makes each solver call's limit (:meth:`Deadline.solve_options`). A
+    :class:`SolveOptions` given as ``solve`` (settings with a limit, the form users and the
+    command line write) is split: its limit becomes ``time_limit``.
+    """
+
+    solve: SolverSettings = field(default_factory=SolverSettings)
     params: Mapping[str, Any] = field(default_factory=dict)
-    #: the method's time limit (``solve.time_limit``) as a running :class:`Deadline`: started
-    #: here, and again by :func:`run_method` when the method starts; routes split it into
-    #: stage budgets and never add a limit to a clock themselves
+    #: the method's time limit as a running :class:`Deadline`: started here, and again by
+    #: :func:`run_method` when the method starts; routes split it into stage budgets and never
+    #: add a limit to a clock themselves
     deadline: Deadline = field(default=None, compare=False)  # type: ignore[assignment]
     #: the clock the deadline reads (tests inject a fake one to make time pass)
     clock: Clock = field(default=time.perf_counter, repr=False, compare=False)
+    #: seconds the whole method may take, model building included (None: no limit)
+    time_limit: float | None = DEFAULT_TIME_LIMIT
 
     def __post_init__(self) -> None:
+        solve: Any = self.solve
+        if isinstance(solve, SolveOptions):
+            if self.time_limit not in (DEFAULT_TIME_LIMIT, solve.time_limit):
+                raise OptionError(
+                    "time_limit",
+                    self.time_limit,
+                    f"disagrees with solve.time_limit={solve.time_limit}",
+                )
+            object.__setattr__(self, "time_limit", solve.time_limit)
+            object.__setattr__(self, "solve", solve.settings)
+        check_time_limit(self.time_limit)
         if self.deadline is None:
-            object.__setattr__(self, "deadline", Deadline.after(self.solve.time_limit, self.clock))
+            object.__setattr__(self, "deadline", Deadline.after(self.time_limit, self.clock))
 
     def param(self, name: str, default: Any = None) -> Any:
         return self.params.get(name, default)
@@ -59,7 +85,7 @@ class MethodOptions:
 
     def started(self) -> MethodOptions:
         """These options with the deadline started now."""
-        return replace(self, deadline=Deadline.after(self.solve.time_limit, self.clock))
+        return replace(self, deadline=Deadline.after(self.time_limit, self.clock))
 
 
 Runner = Callable[[Any, "MethodOptions"], Outcome]

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlsched.errors import OptionError
-from dlsched.solvers.base import SolveOptions, SolveResult, Status, relative_gap
+from dlsched.solvers.base import (
+    SolveOptions,
+    SolveResult,
+    SolverSettings,
+    Status,
+    relative_gap,
+)
 from dlsched.solvers.certify import EPSILON, Proof, certify
 
 
@@ -87,6 +93,7 @@ __all__ = [
     "Proof",
     "Backend",
     "SolveOptions",
+    "SolverSettings",
     "SolveResult",
     "Status",
     "certify",

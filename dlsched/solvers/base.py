@@ -33,9 +33,43 @@ class Status(StrEnum):
 DEFAULT_TIME_LIMIT = 300.0
 
 
+def check_time_limit(time_limit: float | None) -> None:
+    """A time limit is None (no limit) or a positive number of seconds."""
+    if time_limit is not None and not (time_limit > 0):
+        raise OptionError("time_limit", time_limit, "must be a positive number of seconds")
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """What a solver is told besides its time limit: a small typed config plus a pass-through
+    dict of backend-specific options. Routes receive these beside the method's
+    :class:`~dlsched.solvers.deadline.Deadline`; the deadline alone turns them into a solver
+    call's :class:`SolveOptions` (:meth:`Deadline.solve_options`)."""
+
+    #: relative gap at which a solver may stop; "optimal" is still decided by the numbers
+    mip_gap: float = 0.0
+    seed: int = 0
+    threads: int = 1
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.mip_gap < 1):
+            raise OptionError("mip_gap", self.mip_gap, "must lie in [0, 1)")
+        if self.threads < 1:
+            raise OptionError("threads", self.threads, "must be at least 1")
+
+    def with_(self, **changes: Any) -> SolverSettings:
+        return replace(self, **changes)
+
+    def limited(self, time_limit: float | None) -> SolveOptions:
+        """These settings with a time limit: the options of one solver call."""
+        return SolveOptions(time_limit, self.mip_gap, self.seed, self.threads, self.extra)
+
+
 @dataclass(frozen=True)
 class SolveOptions:
-    """A small typed config plus a pass-through dict of backend-specific options."""
+    """Settings plus a time limit: what a user hands a method (the limit starts the method's
+    deadline) and what one solver call receives (:func:`dlsched.solvers.solve`)."""
 
     time_limit: float | None = DEFAULT_TIME_LIMIT
     #: relative gap at which a solver may stop; "optimal" is still decided by the numbers
@@ -45,12 +79,13 @@ class SolveOptions:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.time_limit is not None and not (self.time_limit > 0):
-            raise OptionError("time_limit", self.time_limit, "must be a positive number of seconds")
-        if not (0 <= self.mip_gap < 1):
-            raise OptionError("mip_gap", self.mip_gap, "must lie in [0, 1)")
-        if self.threads < 1:
-            raise OptionError("threads", self.threads, "must be at least 1")
+        check_time_limit(self.time_limit)
+        self.settings  # noqa: B018  (validates the rest)
+
+    @property
+    def settings(self) -> SolverSettings:
+        """These options without their time limit."""
+        return SolverSettings(self.mip_gap, self.seed, self.threads, self.extra)
 
     def with_(self, **changes: Any) -> SolveOptions:
         return replace(self, **changes)

@@ -9,16 +9,14 @@ whatever the model's size. The child's result (or its exception) comes back thro
 from __future__ import annotations
 
 import multiprocessing as mp
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
+from dlsched.solvers.base import SolveOptions, SolverSettings
+from dlsched.solvers.highs_scheduler import reset_scheduler
 from dlsched.solvers.progress import PROGRESS_EVERY, beating, note, say
-
-if TYPE_CHECKING:
-    from dlsched.solvers.base import SolveOptions
 
 T = TypeVar("T")
 
@@ -56,10 +54,7 @@ def call_with_deadline(
     if seconds is None:
         return fn(*args)
     started = time.perf_counter()  # the setup counts against ``seconds``
-    if "highspy" in sys.modules:  # HiGHS ran here: the child starts its workers anew
-        from dlsched.solvers.highs import reset_scheduler  # (scipy: 0.1 s to import)
-
-        reset_scheduler()
+    reset_scheduler()  # if HiGHS ran here, the child starts its workers anew
     note(label)
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
@@ -186,9 +181,13 @@ class Deadline:
         left = max(left, MIN_SOLVER_SECONDS)
         return left if cap is None else min(left, cap)
 
-    def solve_options(self, options: SolveOptions) -> SolveOptions:
-        """``options`` with the time limit set to what is left of this deadline."""
-        return options.with_(time_limit=self.seconds())
+    def solve_options(self, settings: SolverSettings | SolveOptions) -> SolveOptions:
+        """The options of a solver call: ``settings`` with the time limit set to what is left
+        of this deadline (the one place a solver call's limit is made). A
+        :class:`SolveOptions` is read for its settings only: its own limit is ignored."""
+        if isinstance(settings, SolveOptions):
+            settings = settings.settings
+        return settings.limited(self.seconds())
 
     def grace(self) -> float:
         """Seconds a forked child may run past this deadline: :func:`grace` of the whole

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import signal
-import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from dlsched.errors import OptionError
 from dlsched.solvers.base import SolveOptions, SolveResult
 from dlsched.solvers.certify import solver_status
 from dlsched.solvers.deadline import MIN_SOLVER_SECONDS, Deadline
+from dlsched.solvers.highs_scheduler import use_threads
 
 #: Unit roundoff of IEEE double precision.
 UNIT_ROUNDOFF = 2.0**-53
@@ -257,33 +257,6 @@ def _highs_lp(model: MatrixModel) -> Any:
     return lp
 
 
-#: The thread count of HiGHS's global task scheduler in this process (None: not started).
-_scheduler: dict[str, int | None] = {"threads": None}
-
-
-def use_threads(threads: int) -> None:
-    """Call before a HiGHS run with ``threads`` threads. Every run of a process shares one
-    global task scheduler, started with the first run's thread count; in HiGHS 1.13 a later run
-    asking for another count fails at once with an error status (a time-indexed LP bound came
-    back empty in 0.2 s instead of proved in 6 s). The scheduler is restarted when the count
-    changes."""
-    import highspy
-
-    if _scheduler["threads"] not in (None, threads):
-        highspy.Highs.resetGlobalScheduler(True)
-    _scheduler["threads"] = threads
-
-
-def reset_scheduler() -> None:
-    """Stop HiGHS's global task scheduler (the next run starts it anew); nothing if HiGHS was
-    never loaded. Before a fork: a child inherits the scheduler without its worker threads, and
-    once HiGHS ran multi-threaded here a MIP in the child crawled (the R||sum wC route's
-    time-indexed stage after column generation: the 60 s limit instead of a proof in 10 s)."""
-    if "highspy" in sys.modules:  # never import HiGHS only to stop it
-        sys.modules["highspy"].Highs.resetGlobalScheduler(True)
-    _scheduler["threads"] = None
-
-
 def run_highs(h: Any) -> None:
     """``h.run()`` on a ``highspy.Highs`` that Ctrl-C stops: the handler in place before (Python's
     raises KeyboardInterrupt) is called once HiGHS has returned.
@@ -419,7 +392,8 @@ def solve_matrix(
 
     Options, as every backend reads them: ``seed``, ``threads``, ``mip_gap`` (mip_rel_gap),
     ``time_limit`` (a route hands what is left of its deadline:
-    :meth:`~dlsched.solvers.deadline.Deadline.solve_options`), output off, then
+    :meth:`~dlsched.solvers.deadline.Deadline.solve_options`; handing the model to HiGHS
+    counts against it, and HiGHS is given what is left then), output off, then
     ``options.extra`` as HiGHS options (an option HiGHS rejects raises :class:`OptionError`).
     ``start``: column values passed as a MIP start.
 
@@ -430,12 +404,15 @@ def solve_matrix(
     """
     import highspy
 
-    run = Deadline.after(options.time_limit)
+    run = Deadline.after(options.time_limit)  # handing the model over counts against it
     h = highspy.Highs()
     _set_options(h, options)
     h.passModel(_highs_lp(model))
     if start is not None:
         _set_start(h, model, start)
+    left = run.seconds()
+    if left is not None and "time_limit" not in options.extra:  # HiGHS times its run only
+        h.setOptionValue("time_limit", left)
     run_highs(h)
     return _result(h, model, run.elapsed())
 

@@ -11,6 +11,7 @@ from typing import Any
 from dlsched.solvers.base import SolveOptions, SolveResult, Status
 from dlsched.solvers.certify import EPSILON, solver_status
 from dlsched.solvers.deadline import Deadline
+from dlsched.solvers.highs_scheduler import use_threads
 
 _PYOMO_NAMES = {"highs": "highs", "scip": "scip_direct"}
 
@@ -75,6 +76,10 @@ class PyomoSolver:
         return ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
 
     def solve(self, model: Any, options: SolveOptions | None = None) -> SolveResult:
+        """``model`` solved under ``options`` (one solver call). Pyomo hands the model to the
+        solver inside its own solve, and the solver times only its search: a route whose
+        model is large builds and solves it forked under its deadline
+        (:meth:`~dlsched.solvers.deadline.Deadline.run`), killed a grace past it."""
         options = options or SolveOptions()
         sense = _objective_sense(model)
         kwargs: dict[str, Any] = {
@@ -86,8 +91,6 @@ class PyomoSolver:
         if options.time_limit is not None:
             kwargs["time_limit"] = options.time_limit
         if self.name == "highs":
-            from dlsched.solvers.highs import use_threads
-
             use_threads(int(kwargs["solver_options"]["threads"]))
         run = Deadline.after(options.time_limit)
         try:

@@ -108,7 +108,7 @@ def measure_instance(theorem_id: str, inst: Any, solve: SolveOptions,
     t = theorem if theorem is not None else registry()[theorem_id]
     why = t.why_not(inst)
     try:
-        ms = t.run(inst, MethodOptions(solve=solve))
+        ms = t.run(inst, MethodOptions(solve=solve.settings, time_limit=solve.time_limit))
     except Exception as e:  # noqa: BLE001 - recorded in the log and the report
         ms = [Measurement("*", None, None, "none", None, None, "error",
                           note=f"{type(e).__name__}: {e}")]  # fmt: skip
@@ -142,7 +142,8 @@ def replay_rows(theorem: Theorem, inst: Any, case: Case, solve: SolveOptions) ->
     when the measure cannot take it (a candidate it refuses is no violation)."""
     assert theorem.replay is not None
     try:
-        ms = theorem.replay(theorem, inst, case[0], case[1], MethodOptions(solve=solve))
+        opts = MethodOptions(solve=solve.settings, time_limit=solve.time_limit)
+        ms = theorem.replay(theorem, inst, case[0], case[1], opts)
     except Exception:  # noqa: BLE001 - a candidate the measure cannot take is not a violation
         return []
     return [_row(theorem, inst, m, None, solve, len(ms)) for m in ms]

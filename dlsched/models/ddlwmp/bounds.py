@@ -39,7 +39,7 @@ from dlsched.models.ddlwmp.alpha import (
 from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job, Stage
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
 from dlsched.online.bounds import srpt_total
-from dlsched.solvers import SolveOptions
+from dlsched.solvers import SolverSettings
 from dlsched.solvers.deadline import NEVER, Deadline
 
 
@@ -50,7 +50,7 @@ def _alpha_min_bound(stages: tuple[Stage, ...], kind: str, cluster: Cluster, lim
     job = Job("probe", 0.0, 1, stages, kind)
     # a placement uses at most g_i servers; empty servers are interchangeable
     free = (cluster.gpus_per_server,) * min(cluster.servers, job.gpus)
-    _, bound, _ = exact_mapping(job, cluster, free, SolveOptions(time_limit=limit))
+    _, bound, _ = exact_mapping(job, cluster, free, SolverSettings(), Deadline.after(limit))
     return bound if bound is not None else 0.0
 
 

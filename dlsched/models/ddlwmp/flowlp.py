@@ -50,7 +50,7 @@ import scipy.sparse as sp
 from dlsched.models.ddlwmp.bounds import flow_time_bound, least_runs, srpt_bound
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.online.bounds import cached
-from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.deadline import NEVER, Deadline
 from dlsched.solvers.highs import MatrixModel, safe_dual_bound, solve_matrix
 
@@ -140,7 +140,7 @@ def interval_flow_bound(instance: DdlwmpInstance, deadline: Deadline = NEVER) ->
     total = instance.cluster.total_gpus
     points = breakpoints(release, float(gpus @ run) / total, float(run.max()), count)
     model = interval_model(release, gpus, run, total, points)
-    res = solve_matrix(model, deadline.solve_options(SolveOptions(threads=1)))
+    res = solve_matrix(model, deadline.solve_options(SolverSettings(threads=1)))
     bound = certified(model, res.row_dual, n)
     return None if bound is None else max(0.0, bound)
 

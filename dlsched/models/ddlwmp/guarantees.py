@@ -98,11 +98,10 @@ def _reference(instance: DdlwmpInstance, exact: bool, time_limit: float) -> tupl
     """The certified optimum when ``exact`` proves it, else the best certified lower bound."""
     from dlsched.models import MethodOptions, run_method
     from dlsched.models.ddlwmp.bounds import srpt_bound
-    from dlsched.solvers import SolveOptions
 
     best = srpt_bound(instance).bound
     if exact:
-        out = run_method(instance, "exact", MethodOptions(solve=SolveOptions(time_limit)))
+        out = run_method(instance, "exact", MethodOptions(time_limit=time_limit))
         if str(out.status) == "optimal" and out.objective is not None:
             return out.objective, "optimum"
         best = max(best, out.bound if out.bound is not None else best)

@@ -22,7 +22,7 @@ from dlsched.errors import InternalError
 from dlsched.models.ddlwmp import alpha as alpha_model  # (4)-(7), written once
 from dlsched.models.ddlwmp.alpha import Placement
 from dlsched.models.ddlwmp.instance import Cluster, Job
-from dlsched.solvers import SolveOptions
+from dlsched.solvers import SolverSettings
 from dlsched.solvers.cpsat import run_cpsat
 from dlsched.solvers.deadline import Deadline
 
@@ -129,19 +129,19 @@ def solve_mapping_cpsat(
     cluster: Cluster,
     free: Sequence[int],
     big_ms: float,
-    options: SolveOptions,
+    settings: SolverSettings,
+    deadline: Deadline,
     hint: Placement | None = None,
 ) -> tuple[Placement | None, float | None, bool]:
-    """(placement, proven lower bound on alpha in ms, hit the limit); the model's building
-    counts against ``options.time_limit``."""
-    deadline = Deadline.after(options.time_limit)
+    """(placement, proven lower bound on alpha in ms, hit the limit) within ``deadline``,
+    the model's building included."""
     cm = build_mapping_cpsat(job, cluster, free, big_ms)
     if hint is not None:
         given = dict(hint)
         for (s, m, v), var in cm.y.items():
             cm.model.add_hint(var, given.get(m, (0,) * len(job.stages))[s] == v)
     run = run_cpsat(
-        cm.model, deadline.solve_options(options), label=f"mapping {job.name}", params=PARAMS
+        cm.model, deadline.solve_options(settings), label=f"mapping {job.name}", params=PARAMS
     )
     place = None
     if run.has_solution:

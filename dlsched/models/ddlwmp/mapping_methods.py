@@ -19,9 +19,10 @@ from dlsched.models.ddlwmp.mapping import (
 from dlsched.models.ddlwmp.mapping_cpsat import solve_mapping_cpsat
 from dlsched.models.ddlwmp.solution import JobMapping
 from dlsched.result import Outcome, verified_outcome
-from dlsched.solvers import SolveOptions, solve
+from dlsched.solvers import SolverSettings, solve
 from dlsched.solvers.base import Status
 from dlsched.solvers.certify import Proof
+from dlsched.solvers.deadline import Deadline
 
 
 def _details(instance: DdlwmpInstance, placements: list[Placement]) -> dict[str, Any]:
@@ -46,28 +47,33 @@ def exact_mapping(
     job: Job,
     cluster: Cluster,
     free: tuple[int, ...],
-    options: SolveOptions,
+    settings: SolverSettings,
+    deadline: Deadline,
     solver: str = "auto",
 ) -> tuple[Placement | None, float | None, bool]:
-    """(placement, proven lower bound on alpha, hit the limit) of the placement ILP, by the
-    native CP-SAT model (:mod:`.mapping_cpsat`, Heavy-Edge as its hint) or the Pyomo MILP
-    solved by HiGHS."""
+    """(placement, proven lower bound on alpha, hit the limit) of the placement ILP within
+    ``deadline`` (its building included), by the native CP-SAT model (:mod:`.mapping_cpsat`,
+    Heavy-Edge as its hint) or the Pyomo MILP solved by HiGHS."""
     if solver not in MAPPING_SOLVERS:
         raise OptionError("solver", solver, f"expected one of {', '.join(MAPPING_SOLVERS)}")
     if solver in ("auto", "cpsat"):
         hint = heavy_edge(job, most_free_caps(free, job.gpus))
-        return solve_mapping_cpsat(job, cluster, free, big_m(job, cluster), options, hint)
-    return _highs_mapping(job, cluster, free, options)
+        return solve_mapping_cpsat(
+            job, cluster, free, big_m(job, cluster), settings, deadline, hint
+        )
+    return _highs_mapping(job, cluster, free, settings, deadline)
 
 
 def _highs_mapping(
-    job: Job, cluster: Cluster, free: tuple[int, ...], options: SolveOptions
+    job: Job, cluster: Cluster, free: tuple[int, ...], settings: SolverSettings, deadline: Deadline
 ) -> tuple[Placement | None, float | None, bool]:
     mdl = build_mapping_model(job, cluster, free)
     # HiGHS's default feasibility tolerance (1e-6) lets alpha sit 1e-6 below the bottleneck
     # beta, and its bound with it: summed over jobs that exceeds certify's EPSILON
     tight = {"mip_feasibility_tolerance": 1e-9, "primal_feasibility_tolerance": 1e-9}
-    res = solve(mdl, "highs", options.with_(extra={**tight, **options.extra}))
+    res = solve(
+        mdl, "highs", deadline.solve_options(settings.with_(extra={**tight, **settings.extra}))
+    )
     place = decode_mapping(mdl, job, dict(res.values)) if res.has_solution else None
     return place, res.bound, res.status == Status.TIME_LIMIT
 
@@ -86,8 +92,7 @@ def run_mapping_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
     for job in instance.jobs:
         place, b = None, None
         if not work.passed():
-            options = work.solve_options(opts.solve)
-            place, b, limit = exact_mapping(job, instance.cluster, free, options, solver)
+            place, b, limit = exact_mapping(job, instance.cluster, free, opts.solve, work, solver)
             hit = hit or limit
         if place is None:
             place = heavy_edge(job, most_free_caps(free, job.gpus))

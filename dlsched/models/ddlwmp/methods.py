@@ -11,7 +11,7 @@ from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.mapping_methods import run_heavy_edge, run_mapping_exact
 from dlsched.models.ddlwmp.solution import Schedule
 from dlsched.result import Outcome, no_solution, verified_outcome
-from dlsched.solvers import SolveOptions, solve
+from dlsched.solvers import SolverSettings, solve
 from dlsched.solvers.base import SolveResult, Status
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import NEVER, Deadline
@@ -54,7 +54,7 @@ def best_online_schedule(
 def _time_indexed(
     instance: DdlwmpInstance,
     deadline: Deadline,
-    solve_opts: SolveOptions,
+    settings: SolverSettings,
     relax: bool,
     upper: float | None = None,
 ) -> tuple[SolveResult, Schedule | LpShares | None, dict[str, Any]]:
@@ -67,7 +67,7 @@ def _time_indexed(
     options = [job_options(instance, i) for i in range(instance.num_jobs)]
     upper = best_online_schedule(instance, deadline)[0] if upper is None else upper
     mdl = build_time_indexed(instance, options, relax=relax, upper=upper)
-    res = solve(mdl, "highs", deadline.solve_options(solve_opts))
+    res = solve(mdl, "highs", deadline.solve_options(settings))
     solution: Schedule | LpShares | None = None
     if res.has_solution and relax:
         solution = shares(instance, mdl, options, dict(res.values))

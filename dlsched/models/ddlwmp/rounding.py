@@ -67,7 +67,7 @@ from dlsched.models.ddlwmp.online import OrderedPolicy, PolicyTimeUp, simulate_p
 from dlsched.models.ddlwmp.solution import Schedule
 from dlsched.result import Outcome, verified_outcome
 from dlsched.simulate import Activity, Simulator
-from dlsched.solvers import SolveOptions
+from dlsched.solvers import SolverSettings
 from dlsched.solvers.base import SolveResult, Status
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import Deadline
@@ -162,10 +162,10 @@ class ExactPlacing(OrderedPolicy):
         key: Callable[[int], float],
         strict: bool,
         work: Deadline,
-        solve: SolveOptions,
+        settings: SolverSettings,
     ) -> None:
         super().__init__(instance, key, strict)
-        self.work, self.solve = work, solve
+        self.work, self.settings = work, settings
         self.fallbacks = 0
         self._exact: dict[tuple[int, tuple[int, ...]], Placement | None] = {}
 
@@ -175,8 +175,9 @@ class ExactPlacing(OrderedPolicy):
         job, free = self.inst.jobs[i], tuple(self.free)
         key = (self.info[i].config, free)
         if key not in self._exact and not self.work.passed():
-            options = self.work.solve_options(self.solve)
-            self._exact[key] = exact_mapping(job, self.inst.cluster, free, options)[0]
+            self._exact[key] = exact_mapping(
+                job, self.inst.cluster, free, self.settings, self.work
+            )[0]
         placement = self._exact.get(key)
         if placement is None:
             self.fallbacks += 1

@@ -495,7 +495,7 @@ def _then_earliest(
 
 def cut_details(options: MethodOptions, info: dict[str, Any], when: str) -> dict[str, Any]:
     """The details of a run its time limit cut ``when``: no schedule, ``hit_limit``."""
-    limit = options.solve.time_limit
+    limit = options.time_limit
     reason = f"time limit of {limit:g} s reached {when}: no schedule of every job"
     return {**info, "hit_limit": True, "time_limit": limit, "reason": reason}
 

@@ -30,7 +30,7 @@ import numpy as np
 from dlsched.models.elastic.exact import Column, build_packing
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.pricing import Pricer, price_job
-from dlsched.solvers import SolveOptions
+from dlsched.solvers import SolveOptions, SolverSettings
 from dlsched.solvers.deadline import NEVER, Deadline
 from dlsched.solvers.highs import MatrixModel, RowBlock, safe_dual_bound, solve_matrix, stack_rows
 
@@ -172,17 +172,15 @@ def lagrangian_round(
 
 def column_generation(
     inst: ElasticInstance,
-    options: SolveOptions,
+    settings: SolverSettings,
+    deadline: Deadline,
     *,
     max_iterations: int = 500,
-    deadline: Deadline | None = None,
 ) -> ColumnGeneration:
     """Column generation from each job's earliest-completion schedule until no column prices
-    out, the iteration cap or ``deadline`` (default: ``options.time_limit`` from now; checked
-    between jobs while pricing, the master LP given what is left: the bound is that of the last
-    complete round, None if none completed)."""
-    if deadline is None:
-        deadline = Deadline.after(options.time_limit)
+    out, the iteration cap or ``deadline`` (checked between jobs while pricing, the master LP
+    given what is left: the bound is that of the last complete round, None if none
+    completed)."""
     zero = np.zeros((inst.horizon, inst.num_servers, len(inst.resources)))
     start = lagrangian_round(inst, zero, deadline)
     if start is None:
@@ -194,7 +192,7 @@ def column_generation(
     seen = {_key(c) for c in columns}
     out = ColumnGeneration(bound, None, False, 0, len(columns))
     while out.iterations < max_iterations and not deadline.passed():
-        master = solve_master(inst, columns, deadline.solve_options(options))
+        master = solve_master(inst, columns, deadline.solve_options(settings))
         if master is None:
             break
         value, pi, prices = master.value, master.pi, master.prices

@@ -320,7 +320,7 @@ class Theorem5Record:
 def theorem5_record(inst: ElasticInstance, options: MethodOptions | None = None) -> Theorem5Record:
     opts = options or MethodOptions()
     exact = run_method(inst, "exact", opts)
-    online = run_method(inst, "a-online", MethodOptions(solve=opts.solve))
+    online = run_method(inst, "a-online", MethodOptions(opts.solve, time_limit=opts.time_limit))
     f_value, lam_value = lam(inst)
     alpha = alpha_theorem5(inst, lam_value)
     opt = exact.objective if exact.status == Status.OPTIMAL else None

@@ -26,7 +26,7 @@ from dlsched.models.elastic.exact import Column, all_columns, build_packing, sch
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.solution import ElasticSchedule
 from dlsched.result import Outcome, verified_outcome
-from dlsched.solvers import SolveOptions, SolveResult, Status, solve
+from dlsched.solvers import SolveResult, SolverSettings, Status, solve
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import Deadline
 
@@ -47,10 +47,11 @@ def objective_unit(inst: ElasticInstance) -> float | None:
 
 
 def _solve_packing(
-    inst: ElasticInstance, columns: Sequence[Column], options: SolveOptions
+    inst: ElasticInstance, columns: Sequence[Column], settings: SolverSettings, deadline: Deadline
 ) -> tuple[SolveResult, list[int]]:
+    """The packing ILP built, then solved by HiGHS in what building left of ``deadline``."""
     model = build_packing(inst, columns)
-    res = solve(model, "highs", options)
+    res = solve(model, "highs", deadline.solve_options(settings))
     chosen = []
     if res.has_solution:
         chosen = [k for k in range(len(columns)) if res.value(model.x[k]) > 0.5]
@@ -131,7 +132,7 @@ def run_exact(instance: ElasticInstance, options: MethodOptions) -> Outcome:
         )
     columns = all_columns(instance, gammas)
     child = deadline.for_fork()
-    got = child.run(_solve_packing, instance, columns, child.solve_options(options.solve))
+    got = child.run(_solve_packing, instance, columns, options.solve, child)
     if got is None:
         details = {**details, "model_built": False, "stopped_in": "building the packing ILP"}
         return _cut_outcome(instance, deadline, quick, details)
@@ -173,21 +174,25 @@ def _better(
     return schedule, claimed
 
 
+def lp_iterations(options: MethodOptions) -> int:
+    """``--param max_iterations`` (default 500): the master LPs :func:`solve_lp` may solve."""
+    return _positive_int(options, "max_iterations", 500)
+
+
 def solve_lp(
-    instance: ElasticInstance, options: MethodOptions, deadline: Deadline
+    instance: ElasticInstance, settings: SolverSettings, deadline: Deadline, max_iterations: int
 ) -> ColumnGeneration:
     """The LP relaxation of (8)/(17) by column generation within ``deadline``, at most
-    ``--param max_iterations`` (default 500) master LPs; what ``lp-bound`` reports and the
+    ``max_iterations`` master LPs (:func:`lp_iterations`); what ``lp-bound`` reports and the
     roundings of :mod:`.rounding` round."""
     from dlsched.models.elastic.colgen import column_generation
 
-    max_iter = _positive_int(options, "max_iterations", 500)
-    return column_generation(instance, options.solve, max_iterations=max_iter, deadline=deadline)
+    return column_generation(instance, settings, deadline, max_iterations=max_iterations)
 
 
 def run_lp_bound(instance: ElasticInstance, options: MethodOptions) -> Outcome:
     """The LP relaxation of (8)/(17) by column generation; certified Lagrangian bound."""
-    cg = solve_lp(instance, options, options.deadline)
+    cg = solve_lp(instance, options.solve, options.deadline, lp_iterations(options))
     return verified_outcome(
         instance,
         "lp-bound",
@@ -358,4 +363,11 @@ METHODS: dict[str, Method] = method_table(
     ),
 )
 
-__all__ = ["METHODS", "no_schedule_outcome", "run_exact", "run_lp_bound", "solve_lp"]
+__all__ = [
+    "METHODS",
+    "lp_iterations",
+    "no_schedule_outcome",
+    "run_exact",
+    "run_lp_bound",
+    "solve_lp",
+]

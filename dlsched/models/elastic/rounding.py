@@ -71,7 +71,12 @@ from dlsched.models.elastic.colgen import ColumnGeneration, MasterLP
 from dlsched.models.elastic.exact import Column, schedule_of
 from dlsched.models.elastic.fastprice import FastOracle
 from dlsched.models.elastic.instance import ElasticInstance
-from dlsched.models.elastic.methods import no_schedule_outcome, objective_unit, solve_lp
+from dlsched.models.elastic.methods import (
+    lp_iterations,
+    no_schedule_outcome,
+    objective_unit,
+    solve_lp,
+)
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import NEVER, Deadline
@@ -209,7 +214,7 @@ def _rounding(name: str, picker: Picker) -> Callable[[ElasticInstance, MethodOpt
     def run(instance: ElasticInstance, options: MethodOptions) -> Outcome:
         deadline = options.deadline
         lp_budget = deadline.share(LP_SHARE)
-        cg = solve_lp(instance, options, lp_budget)
+        cg = solve_lp(instance, options.solve, lp_budget, lp_iterations(options))
         info = _lp_details(cg)
         if cg.master is None:
             return _no_lp(instance, name, cg, deadline, info)

@@ -67,7 +67,7 @@ def theorem4_record(
 ) -> Theorem4Record:
     """Solve exactly, solve RL, run Algorithm 1 (and variants); compare with the theorem."""
     so = solve_options or SolveOptions()
-    opts = MethodOptions(solve=so)
+    opts = MethodOptions(solve=so.settings, time_limit=so.time_limit)
     # CP-SAT alone: on the few tasks a theorem is checked on it proves the optimum in
     # milliseconds, where the time-indexed LP bound takes tenths of a second
     exact = run_method(instance, "exact-cpsat", replace(opts, params={"lp": False}))

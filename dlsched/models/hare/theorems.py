@@ -77,7 +77,7 @@ def theorem4_measure(
     (the whole record in its details), RL over the optimum (<= 1: a relaxation), and each method
     over the optimum against the theorem's bound (alpha(2 + alpha))."""
     t0 = time.perf_counter()
-    rec = theorem4_record(inst, options.solve, theorem.methods)
+    rec = theorem4_record(inst, options.solve.limited(options.time_limit), theorem.methods)
     wall = time.perf_counter() - t0
     kind = "optimum" if rec.optimum is not None else "none"
     notes = "; ".join(rec.violations)
@@ -117,7 +117,7 @@ def lemma2_measure(
     from dlsched.solvers import Status
 
     def measure() -> Measurement:
-        rel = solve_relaxation(inst, options.solve)
+        rel = solve_relaxation(inst, options.solve, deadline=options.started().deadline)
         if rel.status != Status.OPTIMAL:
             return Measurement("hare", None, None, "none", None, 1.0, str(rel.status),
                                note="RL not solved to optimality")  # fmt: skip

@@ -34,7 +34,7 @@ import numpy as np
 from dlsched.models.placement.evaluate import Evaluator
 from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.structure import Structure, structure
-from dlsched.solvers.base import SolveOptions, SolveResult, Status
+from dlsched.solvers.base import SolveResult, SolverSettings, Status
 from dlsched.solvers.certify import tolerance
 from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.highs import MatrixModel, RowBlock, solve_matrix, stack_rows
@@ -337,7 +337,7 @@ def master_start(
 
 
 def column_generation(
-    st: Structure, pricing: Pricing, cols: Columns, deadline: Deadline, options: SolveOptions
+    st: Structure, pricing: Pricing, cols: Columns, deadline: Deadline, settings: SolverSettings
 ) -> tuple[np.ndarray, float, np.ndarray, int]:
     """Master LP + pricing until no column prices out (``cols`` grows in place); returns the
     prices with the best Lagrangian bound, that bound, the class minima there, the rounds.
@@ -348,7 +348,7 @@ def column_generation(
     while rounds == 0 or not deadline.passed():  # one round always: a bound
         rounds += 1
         m = build_master(st, cols, integer=False)
-        res = solve_matrix(m.model, deadline.solve_options(options.with_(mip_gap=0.0)))
+        res = solve_matrix(m.model, deadline.solve_options(settings.with_(mip_gap=0.0)))
         if res.row_dual is None or res.objective is None:
             break
         pi = res.row_dual[: st.num_types]
@@ -369,7 +369,7 @@ def column_generation(
 def solve_master_mip(
     st: Structure,
     cols: Columns,
-    options: SolveOptions,
+    settings: SolverSettings,
     deadline: Deadline,
     start: tuple[int, ...] | None,
 ) -> tuple[Master, SolveResult]:
@@ -377,9 +377,9 @@ def solve_master_mip(
     gains nothing), warm-started from ``start`` when its columns are all there."""
     master = build_master(st, cols, integer=True)
     x0 = master_start(st, cols, master, start) if start is not None else None
-    extra = {"presolve": "off", **options.extra}
-    opts = options.with_(mip_gap=min(options.mip_gap, 1e-9), extra=extra)
-    return master, solve_matrix(master.model, deadline.solve_options(opts), start=x0)
+    extra = {"presolve": "off", **settings.extra}
+    tight = settings.with_(mip_gap=min(settings.mip_gap, 1e-9), extra=extra)
+    return master, solve_matrix(master.model, deadline.solve_options(tight), start=x0)
 
 
 # --- the route -----------------------------------------------------------------------------
@@ -405,7 +405,7 @@ class ColumnRun:
 def run(
     instance: PlacementInstance,
     category: tuple[int, ...] | None,
-    options: SolveOptions,
+    settings: SolverSettings,
     start: tuple[int, ...],
     deadline: Deadline,
 ) -> ColumnRun:
@@ -424,16 +424,16 @@ def run(
     offer(start)
     pricing = Pricing(st)
     cols = columns_of(st, start)
-    pi, lower, mins, rounds = column_generation(st, pricing, cols, deadline, options)
+    pi, lower, mins, rounds = column_generation(st, pricing, cols, deadline, settings)
     out.bound = lower
     out.details.update(pricing_rounds=rounds, lagrangian_bound=lower / instance.num_jobs)
     if deadline.passed() or not np.isfinite(lower):
         out.hit_limit = True
         return out
-    master, res = solve_master_mip(st, cols.unique(), options, deadline, start)
+    master, res = solve_master_mip(st, cols.unique(), settings, deadline, start)
     if res.col_value is not None:
         offer(realize(st, cols.unique(), master, res.col_value))
-    _prove(st, pricing.price(pi), mins, lower, out, options, deadline, offer)
+    _prove(st, pricing.price(pi), mins, lower, out, settings, deadline, offer)
     return out
 
 
@@ -443,7 +443,7 @@ def _prove(
     mins: np.ndarray,
     lower: float,
     out: ColumnRun,
-    options: SolveOptions,
+    settings: SolverSettings,
     deadline: Deadline,
     offer: Callable[[tuple[int, ...]], None],
 ) -> None:
@@ -462,7 +462,7 @@ def _prove(
             out.hit_limit = True
             out.details["stopped"] = f"{len(cols)} columns within the gap"
             break
-        master, res = solve_master_mip(st, cols, options, deadline, out.assignment)
+        master, res = solve_master_mip(st, cols, settings, deadline, out.assignment)
         mips.append(
             {"delta": delta / len(st.job_class), "columns": len(cols), "status": str(res.status)}
         )

@@ -42,7 +42,7 @@ from dlsched.models.placement.solution import Placement
 from dlsched.models.placement.structure import structure
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import solve
-from dlsched.solvers.base import SolveOptions, SolveResult, Status
+from dlsched.solvers.base import SolveOptions, SolveResult, SolverSettings, Status
 from dlsched.solvers.certify import ContradictionError, Proof, tolerance
 from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.pyomo_backend import PyomoSolver
@@ -72,11 +72,12 @@ def solve_exact(
     instance: PlacementInstance,
     category: tuple[int, ...] | None = None,
     route: str = "auto",
-    options: SolveOptions | None = None,
-    deadline: Deadline | None = None,
+    settings: SolverSettings | None = None,
+    *,
+    deadline: Deadline,
 ) -> Outcome:
-    """P1 (P2 with ``category``) by ``route``, model building included in the time limit:
-    ``deadline`` (default: ``options.time_limit`` from now)."""
+    """P1 (P2 with ``category``) by ``route`` within ``deadline``, model building included,
+    the solvers told ``settings``."""
     if route == "auto":
         route = auto_route(instance)
     if route not in EXACT_ROUTES:
@@ -87,11 +88,8 @@ def solve_exact(
             "(scip: global MINLP, highs: outer approximation, columns: Lagrangian bound and "
             "reduced-cost enumeration over worker types)",
         )
-    options = options or SolveOptions()
-    if deadline is None:
-        deadline = Deadline.after(options.time_limit)
     run = {"columns": _solve_columns, "scip": _solve_scip, "highs": _solve_oa}[route]
-    return run(instance, category, options, deadline)
+    return run(instance, category, settings or SolverSettings(), deadline)
 
 
 def _method_name(category: tuple[int, ...] | None) -> str:
@@ -133,13 +131,13 @@ def _stopped(
 def _solve_scip(
     instance: PlacementInstance,
     category: tuple[int, ...] | None,
-    options: SolveOptions,
+    settings: SolverSettings,
     deadline: Deadline,
 ) -> Outcome:
     # a P2 stopped at the limit returns no placement
     fallback = _fallback(instance, None) if category is None else (None, "nothing")
     child = deadline.for_fork()
-    got = child.run(_scip_run, instance, category, child.solve_options(options))
+    got = child.run(_scip_run, instance, category, settings, child)
     details: dict[str, Any] = {
         "route": "scip-minlp",
         "category": list(category) if category else None,
@@ -160,13 +158,16 @@ def _solve_scip(
 
 
 def _scip_run(
-    instance: PlacementInstance, category: tuple[int, ...] | None, options: SolveOptions
+    instance: PlacementInstance,
+    category: tuple[int, ...] | None,
+    settings: SolverSettings,
+    deadline: Deadline,
 ) -> tuple[SolveResult, Placement | None, int]:
-    """Build P1 as an MINLP and solve it with SCIP (run in a child: SCIP has overrun its own
-    time limit on badly scaled data)."""
+    """Build P1 as an MINLP and solve it with SCIP in what building left of ``deadline`` (run
+    in a child: SCIP has overrun its own time limit on badly scaled data)."""
     m = build_p1(instance, category, computation="nonlinear")
-    extra = {"numerics/feastol": 1e-9, **options.extra}
-    res = solve(m, "scip", options.with_(extra=extra))
+    extra = {"numerics/feastol": 1e-9, **settings.extra}
+    res = solve(m, "scip", deadline.solve_options(settings.with_(extra=extra)))
     placement = None
     if res.has_solution:
         counts = counts_from_values(m, dict(res.values))
@@ -198,7 +199,7 @@ class _OuterApproximation:
 def _solve_oa(
     instance: PlacementInstance,
     category: tuple[int, ...] | None,
-    options: SolveOptions,
+    settings: SolverSettings,
     deadline: Deadline,
 ) -> Outcome:
     """:func:`_outer_approximation` in a child under the time limit (building the model and
@@ -206,7 +207,7 @@ def _solve_oa(
     :func:`_fallback` placement."""
     fallback = _fallback(instance, category)
     child = deadline.for_fork()
-    got = child.run(_outer_approximation, instance, category, options, child)
+    got = child.run(_outer_approximation, instance, category, settings, child)
     if got is not None:
         return got
     details = {"route": "highs-outer-approximation", "stopped": "the model overran the limit"}
@@ -216,7 +217,7 @@ def _solve_oa(
 def _outer_approximation(
     instance: PlacementInstance,
     category: tuple[int, ...] | None,
-    options: SolveOptions,
+    settings: SolverSettings,
     deadline: Deadline,
     max_iterations: int = 500,
 ) -> Outcome:
@@ -226,13 +227,13 @@ def _outer_approximation(
     objective."""
     m = build_p1(instance, category, computation="tangents")
     state = _OuterApproximation(Evaluator(instance))
-    gap_now = max(options.mip_gap, 1e-4)
+    gap_now = max(settings.mip_gap, 1e-4)
     while state.iterations < max_iterations:
         state.iterations += 1
         if deadline.passed():
             state.status = Status.TIME_LIMIT
             break
-        res = _master(m, instance, state, deadline.solve_options(options.with_(mip_gap=gap_now)))
+        res = _master(m, instance, state, deadline.solve_options(settings.with_(mip_gap=gap_now)))
         if state.closed():
             state.status = Status.OPTIMAL
             break
@@ -243,8 +244,8 @@ def _outer_approximation(
         added = _tangent_cuts(m, instance, res)
         state.cuts += added
         if added == 0:
-            if gap_now > min(options.mip_gap, 1e-9):
-                gap_now = min(options.mip_gap, 1e-9)  # final, tight master
+            if gap_now > min(settings.mip_gap, 1e-9):
+                gap_now = min(settings.mip_gap, 1e-9)  # final, tight master
                 continue
             break
     return _oa_outcome(instance, category, m, state, deadline.elapsed())
@@ -335,7 +336,7 @@ def _category_start(instance: PlacementInstance, category: tuple[int, ...]) -> t
 def _solve_columns(
     instance: PlacementInstance,
     category: tuple[int, ...] | None,
-    options: SolveOptions,
+    settings: SolverSettings,
     deadline: Deadline,
 ) -> Outcome:
     st = structure(instance, category)
@@ -352,7 +353,7 @@ def _solve_columns(
     start = _fallback(instance, category)
     # in a child: pricing every column (millions of them on K = 400) cannot stop itself
     child = deadline.for_fork()
-    got = child.run(columns.run, instance, category, options, start[0], child)
+    got = child.run(columns.run, instance, category, settings, start[0], child)
     if got is None:  # stopped at the limit: the start placement, no bound
         details = {"route": "columns", "stopped": "pricing overran the time limit"}
         return _stopped(instance, category, start, deadline, details)

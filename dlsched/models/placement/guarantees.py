@@ -26,7 +26,7 @@ from dlsched.models.placement.categories import categories as all_categories
 from dlsched.models.placement.exact import solve_p3
 from dlsched.models.placement.instance import PlacementInstance
 from dlsched.result import Outcome
-from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers import SolverSettings, Status
 
 SLACK = 1e-9
 
@@ -112,8 +112,8 @@ def _objective(out: Outcome) -> float:
 def empirical_claims(
     instance: PlacementInstance, seeds: int = 10, samples: int = 60, time_limit: float = 60
 ) -> ClaimRecord:
-    so = SolveOptions(time_limit=time_limit)
-    ex = run_method(instance, "exact", MethodOptions(solve=so, params={"route": "highs"}))
+    opts = MethodOptions(params={"route": "highs"}, time_limit=time_limit)
+    ex = run_method(instance, "exact", opts)
     if ex.objective is None:
         raise RuntimeError(f"no incumbent for {instance.name} within {time_limit} s")
     has = _objective(run_method(instance, "has"))
@@ -122,7 +122,7 @@ def empirical_claims(
         j = run_method(
             instance,
             "jps",
-            MethodOptions(solve=SolveOptions(seed=seed), params={"samples": samples}),
+            MethodOptions(solve=SolverSettings(seed=seed), params={"samples": samples}),
         )
         gaps.append(_objective(j) / ex.objective - 1)
     return ClaimRecord(

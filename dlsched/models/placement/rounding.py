@@ -45,7 +45,7 @@ from dlsched.models.placement.instance import PlacementInstance
 from dlsched.models.placement.model import Groups, add_tangent, build_p1, expand_counts
 from dlsched.models.placement.solution import Placement
 from dlsched.result import Outcome, verified_outcome
-from dlsched.solvers.base import SolveOptions, Status
+from dlsched.solvers.base import SolverSettings, Status
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import Deadline
 
@@ -77,7 +77,7 @@ class Relaxation:
 
 
 def solve_relaxation(
-    instance: PlacementInstance, options: SolveOptions, deadline: Deadline
+    instance: PlacementInstance, settings: SolverSettings, deadline: Deadline
 ) -> Relaxation:
     """P1 relaxed, a tangent added at each job's V_i where the LP under-estimates the convex
     term, until the LP is within :data:`CONVERGED` of the relaxation's optimum (at most
@@ -94,7 +94,7 @@ def solve_relaxation(
         if deadline.passed():
             ended = str(Status.TIME_LIMIT)
             break
-        res = solve(m, "highs", deadline.solve_options(options))
+        res = solve(m, "highs", deadline.solve_options(settings))
         lps += 1
         if res.status != Status.OPTIMAL or res.objective is None:
             ended = str(res.status)

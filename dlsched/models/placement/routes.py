@@ -35,7 +35,9 @@ def run_exact(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
     from dlsched.models.placement.exact import EXACT_ROUTES, solve_exact  # Pyomo, SCIP, HiGHS
 
     route = opts.route("placement exact", ("auto", *EXACT_ROUTES), {"oa": "highs"})
-    return solve_exact(instance, _category(instance, opts), route, opts.solve, opts.deadline)
+    return solve_exact(
+        instance, _category(instance, opts), route, opts.solve, deadline=opts.deadline
+    )
 
 
 def run_p3(instance: PlacementInstance, opts: MethodOptions) -> Outcome:

@@ -36,10 +36,9 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import OptionError
-from dlsched.models.hare.common import budget
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.program import symmetry_breaking
-from dlsched.solvers.base import SolveOptions, SolveResult, Status
+from dlsched.solvers.base import SolveResult, SolverSettings, Status
 from dlsched.solvers.certify import Certificate, Proof, certify
 from dlsched.solvers.deadline import Deadline
 
@@ -389,15 +388,15 @@ def group_gpus(
     instance: HareInstance,
     groups: int | None = None,
     method: str = "exact",
-    options: SolveOptions | None = None,
+    settings: SolverSettings | None = None,
     pooled: bool | None = None,
     *,
-    deadline: Deadline | None = None,
+    deadline: Deadline,
 ) -> GroupingResult:
     """GPU_Grouping on the instance's job profiles: ``method`` "exact" (MILP on HiGHS within
-    ``deadline``, default ``options.time_limit`` from now; the greedy grouping as fallback if
-    the solver returns none) or "greedy"; ``pooled`` None picks the pooled model when some GPUs
-    are identical."""
+    ``deadline``, told ``settings``; the greedy grouping as fallback if the solver returns
+    none) or "greedy"; ``pooled`` None picks the pooled model when some GPUs are
+    identical."""
     t0 = time.perf_counter()
     u = default_groups(instance.num_gpus) if groups is None else groups
     u = check_groups(instance.num_gpus, u)
@@ -409,15 +408,15 @@ def group_gpus(
         return GroupingResult(g, val, cert, "greedy", time.perf_counter() - t0)
     if method != "exact":
         raise OptionError("grouping", method, "expected exact or greedy")
-    options = options or SolveOptions()
-    return _solve_exact(instance.name, s, u, options, pooled, budget(options, deadline), t0)
+    settings = settings or SolverSettings()
+    return _solve_exact(instance.name, s, u, settings, pooled, deadline, t0)
 
 
 def _solve_exact(
     name: str,
     s: np.ndarray,
     u: int,
-    options: SolveOptions,
+    settings: SolverSettings,
     pooled: bool | None,
     deadline: Deadline,
     t0: float,
@@ -438,7 +437,7 @@ def _solve_exact(
         return GroupingResult(best, val, cert, "exact", time.perf_counter() - t0, info)
     classes = gpu_classes(s)
     use_pooled = len(classes) < s.shape[1] if pooled is None else pooled
-    got = deadline.run(_milp, s, classes, u, use_pooled, options, deadline, label="grouping")
+    got = deadline.run(_milp, s, classes, u, use_pooled, settings, deadline, label="grouping")
     fallback = greedy_grouping(s, u)
     res, g = got if got is not None else (None, None)
     if g is None or spread(s, fallback) < spread(s, g):
@@ -456,7 +455,7 @@ def _milp(
     classes: Sequence[Sequence[int]],
     u: int,
     pooled: bool,
-    options: SolveOptions,
+    settings: SolverSettings,
     deadline: Deadline,
 ) -> tuple[SolveResult, Groups | None]:
     """The MILP's solver result (without its values) and grouping (None without a solution),
@@ -464,7 +463,7 @@ def _milp(
     from dlsched.solvers import solve
 
     model = build_pooled_model(s, classes, u) if pooled else build_grouping_model(s, u)
-    res = solve(model, "highs", deadline.solve_options(options))
+    res = solve(model, "highs", deadline.solve_options(settings))
     g = _decode(model, res, classes, u, pooled) if res.has_solution else None
     return replace(res, values={}), g
 

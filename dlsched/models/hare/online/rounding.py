@@ -31,9 +31,8 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import OptionError
-from dlsched.models.hare.common import budget
 from dlsched.models.hare.instance import HareInstance
-from dlsched.solvers.base import SolveOptions, SolveResult, Status
+from dlsched.solvers.base import SolveResult, SolverSettings, Status
 from dlsched.solvers.certify import Proof, certify
 from dlsched.solvers.deadline import Deadline
 
@@ -124,14 +123,14 @@ def round_z(
 
 
 def solve_grouping_lp(
-    s: np.ndarray, groups: int, options: SolveOptions, deadline: Deadline
+    s: np.ndarray, groups: int, settings: SolverSettings, deadline: Deadline
 ) -> tuple[SolveResult, np.ndarray | None]:
     """The relaxation's solver result (without its values) and its z (None without a
     solution), HiGHS handed what is left of ``deadline``."""
     from dlsched.solvers import solve
 
     m = relaxed_grouping_model(s, groups)
-    res = solve(m, "highs", deadline.solve_options(options))
+    res = solve(m, "highs", deadline.solve_options(settings))
     z = None
     if res.has_solution and res.status == Status.OPTIMAL:
         z = np.array([[res.value(m.z[g, u]) for u in m.GROUPS] for g in m.GPUS])
@@ -139,14 +138,14 @@ def solve_grouping_lp(
 
 
 def _relaxation(
-    s: np.ndarray, u: int, options: SolveOptions, deadline: Deadline
+    s: np.ndarray, u: int, settings: SolverSettings, deadline: Deadline
 ) -> tuple[str, float | None, np.ndarray | None]:
     """The relaxation's status (as ``info["lp_status"]`` says it), value and z (None unless
     solved to optimality), in a child killed a grace past ``deadline``; one group needs no
     solver (z = 1 is the only solution, spread 0)."""
     if u == 1:
         return str(Status.OPTIMAL), 0.0, np.ones((s.shape[1], 1))
-    got = deadline.run(solve_grouping_lp, s, u, options, deadline, label="grouping LP")
+    got = deadline.run(solve_grouping_lp, s, u, settings, deadline, label="grouping LP")
     if got is None:
         return KILLED, None, None
     res, z = got
@@ -157,32 +156,31 @@ def lp_grouping(
     instance: HareInstance,
     groups: int | None = None,
     how: str = "lp-round",
-    options: SolveOptions | None = None,
+    settings: SolverSettings | None = None,
     *,
-    deadline: Deadline | None = None,
+    deadline: Deadline,
 ) -> GroupingResult:
     """GPU_Grouping's LP relaxation solved (built and solved in a child killed a grace past
-    ``deadline``, default ``options.time_limit`` from now: neither stops itself) and rounded by
-    ``how``, seeded by ``options.seed``. Killed, or stopped without an optimal LP, the greedy
-    grouping is returned (``method`` "greedy", ``info["lp_status"]`` says why)."""
+    ``deadline``: neither stops itself) and rounded by ``how``, seeded by ``settings.seed``.
+    Killed, or stopped without an optimal LP, the greedy grouping is returned (``method``
+    "greedy", ``info["lp_status"]`` says why)."""
     t0 = time.perf_counter()
     if how not in ROUNDINGS:
         raise OptionError("grouping", how, f"expected {' or '.join(ROUNDINGS)}")
     u = default_groups(instance.num_gpus) if groups is None else groups
     u = check_groups(instance.num_gpus, u)
-    options = options or SolveOptions()
-    deadline = budget(options, deadline)
+    settings = settings or SolverSettings()
     s = speed_matrix(instance)
-    status, value, z = _relaxation(s, u, options, deadline)
+    status, value, z = _relaxation(s, u, settings, deadline)
     info: dict[str, Any] = {"lp_status": status, "lp_value": value}
     if z is None:  # no LP optimum to round
         g, method = greedy_grouping(s, u), "greedy"
         proof = Proof(bound=0.0, hit_limit=status in (KILLED, str(Status.TIME_LIMIT)))
     else:
-        g, method = round_z(s, z, how, options.seed, deadline=deadline), how
+        g, method = round_z(s, z, how, settings.seed, deadline=deadline), how
         proof = Proof(bound=value)
         if how == "lp-random":
-            info.update(seed=options.seed, samples=RANDOM_SAMPLES)
+            info.update(seed=settings.seed, samples=RANDOM_SAMPLES)
     val = spread(s, g)
     cert = certify(val, proof, instance=instance.name, route=f"grouping {how}")
     return GroupingResult(g, val, cert, method, time.perf_counter() - t0, info)
