@@ -17,9 +17,6 @@ MODELS = PACKAGE / "models"
 ONLINE = PACKAGE / "online"
 #: The families: the packages of dlsched/models/.
 FAMILIES = tuple(sorted(p.name for p in MODELS.iterdir() if (p / "__init__.py").is_file()))
-#: Core modules that still import a family by name while they are moved onto the registry;
-#: empty this once they no longer do.
-NOT_YET_THROUGH_THE_REGISTRY = frozenset({"dlsched/api_models.py", "dlsched/verify/metaopt.py"})
 
 
 def _name(path: Path) -> str:
@@ -107,7 +104,7 @@ def test_the_core_imports_no_family_by_name() -> None:
     wrong = [
         f"{_where(p)}:{line} imports {m}"
         for p, found in _modules()
-        if family_of(_name(p)) is None and _where(p) not in NOT_YET_THROUGH_THE_REGISTRY
+        if family_of(_name(p)) is None
         for line, m in found
         if family_of(m) is not None
     ]
