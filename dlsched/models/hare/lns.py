@@ -3,7 +3,7 @@
 Each step frees the tasks of a window of jobs consecutive in arrival order (as many as fit in
 ``window_tasks`` tasks, at least one job; the first job of the window drawn at random with a
 fixed seed), keeps every other task on its GPU class at its start, and re-solves the model of
-:func:`cpsat.build_cpsat` for a few seconds with the current schedule as hint and its
+:func:`cpsat_model.build_cpsat` for a few seconds with the current schedule as hint and its
 objective as upper bound. A better schedule replaces the current one. Every schedule it keeps
 satisfies the model, so it is feasible; the final stage checks it like any hint. When every
 window of the current size is proven without a gain (a local optimum for that size), the size
