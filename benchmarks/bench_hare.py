@@ -41,7 +41,9 @@ from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.relaxation import combinatorial_bound
 from dlsched.models.hare.rounding import algorithm1
 from dlsched.solvers import SolveOptions
+from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.certify import Certificate
+from dlsched.solvers.deadline import Deadline
 
 
 def fmt(x, nd=2):
@@ -428,12 +430,13 @@ def wider_hetero_lines(count: int, limit: float, threads: int) -> list[str]:
 def cpsat_stages_outcome(inst: HareInstance, limit: float, threads: int, label: str) -> Certificate:
     """The certified outcome of the exact route's CP-SAT stages alone (list-schedule hint,
     LP bound, CP-SAT with ``threads`` workers; no branch and bound), named ``label``."""
-    from dlsched.models.hare.cpsat import best_hint
+    from dlsched.models.hare.hint import best_hint
     from dlsched.models.hare.pipeline import Strategy, solve_exact
 
     return solve_exact(
         inst,
-        SolveOptions(limit, threads=threads),
+        SolverSettings(threads=threads),
+        Deadline.after(limit),
         best_hint(inst)[1],
         strategy=Strategy(0.0, threads, label),
     ).certified(inst.name, label)
@@ -456,7 +459,7 @@ def workers_lines(quick: bool) -> list[str]:
     """Section 8: the CP-SAT stages (no branch and bound) with 1, 2 and 8 workers on instances
     of growing size, same limit: the evidence for the route's worker rule
     (pipeline.PORTFOLIO_WORKERS above PORTFOLIO_MIN_TASKS tasks)."""
-    from dlsched.models.hare.cpsat import best_hint
+    from dlsched.models.hare.hint import best_hint
     from dlsched.models.hare.pipeline import PORTFOLIO_MIN_TASKS, Strategy, solve_exact
 
     limit = 30.0 if quick else 60.0
@@ -476,7 +479,8 @@ def workers_lines(quick: bool) -> list[str]:
             t0 = time.perf_counter()
             cert = solve_exact(
                 inst,
-                SolveOptions(limit, threads=1),
+                SolverSettings(threads=1),
+                Deadline.after(limit),
                 best_hint(inst)[1],
                 strategy=Strategy(0.0, workers, "workers"),
             ).certified(inst.name, "cp-sat")
@@ -611,14 +615,19 @@ def main() -> None:
     big = instance_with_tasks(60, 8, 100)
     lim = 60 if args.quick else 120
     lines += [f"\n## 2. CP-SAT, 8 GPUs x 60 tasks (time limit {lim} s)\n", HEADER]
-    from dlsched.models.hare.cpsat import best_hint
+    from dlsched.models.hare.cpsat_model import CpsatConfig
+    from dlsched.models.hare.hint import best_hint
     from dlsched.models.hare.pipeline import solve_exact
     from dlsched.models.hare.routes import greedy_schedule
 
     def native(inst, label, hint, **kw):
         t0 = time.perf_counter()
         cert = solve_exact(
-            inst, SolveOptions(time_limit=lim, threads=args.threads), hint, **kw
+            inst,
+            SolverSettings(threads=args.threads),
+            Deadline.after(lim),
+            hint,
+            config=CpsatConfig(**kw),
         ).certified(inst.name, label)
         st, obj, bnd = cert.status, cert.objective, cert.bound
         gap = None if bnd is None else (obj - bnd) / obj

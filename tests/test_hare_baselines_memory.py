@@ -9,7 +9,7 @@ import pytest
 
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import baselines, generate
-from dlsched.models.hare.cpsat import hint_candidates
+from dlsched.models.hare.hint import hint_candidates
 from dlsched.solvers import SolveOptions, Status
 
 

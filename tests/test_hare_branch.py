@@ -26,7 +26,7 @@ from dlsched.models.hare.generate import generate
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.pipeline import Strategy, choose_strategy, solve_exact
 from dlsched.models.hare.scaling import scale_data
-from dlsched.solvers.base import SolveOptions, Status
+from dlsched.solvers.base import SolveOptions, SolverSettings, Status
 from dlsched.solvers.deadline import Deadline, grace
 
 
@@ -79,7 +79,9 @@ def test_branch_and_bound_matches_cpsat(jobs, gpus, seed):
     inst = generate(jobs, gpus, seed, rounds=(1, 2), tasks=(1, 2))
     d = scale_data(inst)
     unit = d.time_scale * d.weight_scale
-    cpsat = solve_exact(inst, SolveOptions(time_limit=20), strategy=Strategy(0.0, 1, "cp-sat"))
+    cpsat = solve_exact(
+        inst, SolverSettings(), Deadline.after(20), strategy=Strategy(0.0, 1, "cp-sat")
+    )
     assert cpsat.certified().status == Status.OPTIMAL
     got = branch_and_bound(inst, d, upper=10**12)
     assert got.proven
@@ -99,7 +101,9 @@ def test_long_sync_and_late_arrivals_match_cpsat():
         ),
     )
     d = scale_data(inst)
-    cpsat = solve_exact(inst, SolveOptions(time_limit=20), strategy=Strategy(0.0, 1, "cp-sat"))
+    cpsat = solve_exact(
+        inst, SolverSettings(), Deadline.after(20), strategy=Strategy(0.0, 1, "cp-sat")
+    )
     assert cpsat.certified().status == Status.OPTIMAL
     got = branch_and_bound(inst, d, upper=10**12)
     assert got.proven and got.objective == round(cpsat.objective * d.time_scale)
@@ -121,7 +125,9 @@ def test_route_proves_a_small_heterogeneous_instance_by_branch_and_bound():
     out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=20)))
     assert out.status == Status.OPTIMAL
     assert out.details["strategy"].startswith("branch and bound")
-    other = solve_exact(inst, SolveOptions(time_limit=20), strategy=Strategy(0.0, 2, "cp-sat"))
+    other = solve_exact(
+        inst, SolverSettings(), Deadline.after(20), strategy=Strategy(0.0, 2, "cp-sat")
+    )
     assert other.certified().status == Status.OPTIMAL
     assert out.objective == pytest.approx(other.objective)
 
@@ -189,7 +195,7 @@ def test_route_keeps_its_time_limit_when_the_search_does_not_end(monkeypatch):
     from dlsched.models.hare.budget import CHECK_GRACES
 
     inst = generate(7, 4, 2)
-    strategy = choose_strategy(inst, SolveOptions())
+    strategy = choose_strategy(inst, SolverSettings())
     assert strategy.branch_share == pipeline.BRANCH_SHARE_LARGE and strategy.warm_start
     limit, clock = 3.0, FakeClock()
     end = limit - CHECK_GRACES * grace(limit)  # the pipeline's share: the check follows it
@@ -251,7 +257,9 @@ def test_queue_bound_never_exceeds_an_optimal_completion(jobs, gpus):
 def test_queue_bound_along_a_cpsat_optimum_on_four_distinct_gpus(seed):
     inst = generate(4, 4, seed, rounds=(1, 2), tasks=(1, 3))  # 9-12 tasks
     d = scale_data(inst)
-    cpsat = solve_exact(inst, SolveOptions(time_limit=20), strategy=Strategy(0.0, 2, "cp-sat"))
+    cpsat = solve_exact(
+        inst, SolverSettings(), Deadline.after(20), strategy=Strategy(0.0, 2, "cp-sat")
+    )
     assert cpsat.certified().status == Status.OPTIMAL
     got = branch_and_bound(inst, d, upper=10**12)
     assert got.objective == round(cpsat.objective * d.time_scale * d.weight_scale)

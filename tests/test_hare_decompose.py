@@ -13,7 +13,8 @@ from test_hare_exact import brute_force, tiny_instances
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import generate
 from dlsched.models.hare.check import check_schedule
-from dlsched.models.hare.cpsat import best_hint, solve_cpsat_native
+from dlsched.models.hare.cpsat import solve_cpsat_native
+from dlsched.models.hare.cpsat_model import CpsatConfig
 from dlsched.models.hare.decompose import (
     arrival_blocks,
     best_partition,
@@ -21,11 +22,19 @@ from dlsched.models.hare.decompose import (
     sub_instance,
     subset_bound,
 )
+from dlsched.models.hare.hint import best_hint
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.pipeline import SUBSET_MIN_TASKS, Strategy, solve_exact
 from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers.deadline import Deadline
 
 OPTS = SolveOptions(time_limit=60)
+SETTINGS = OPTS.settings
+
+
+def within() -> Deadline:
+    """The tests' time limit, from now."""
+    return Deadline.after(OPTS.time_limit)
 
 
 def test_blocks_partition_the_jobs_in_arrival_order():
@@ -58,7 +67,7 @@ def test_blocks_end_at_the_widest_arrival_gap():
 )
 @given(tiny_instances(max_tasks=4, max_gpus=2))
 def test_subset_bound_never_exceeds_the_brute_force_optimum(inst):
-    sb = subset_bound(inst, OPTS, block_tasks=1, max_tasks=2)
+    sb = subset_bound(inst, SETTINGS, deadline=within(), block_tasks=1, max_tasks=2)
     opt = brute_force(inst)
     assert sb.bound <= opt + 1e-9
     if sb.partition:  # the partition covers every job exactly once
@@ -93,7 +102,7 @@ def test_bound_is_tight_when_groups_do_not_interact_and_proves_the_hint():
     inst = _far_apart(1000.0)
     half = sub_instance(inst, (0, 1))
     opt_half = run_method(half, "exact-cpsat", MethodOptions(OPTS)).objective
-    sb = subset_bound(inst, OPTS)  # default blocks of 10 tasks: one per copy
+    sb = subset_bound(inst, SETTINGS, deadline=within())  # default blocks of 10 tasks: one per copy
     late = sub_instance(inst, (2, 3))
     opt_late = run_method(late, "exact-cpsat", MethodOptions(OPTS)).objective
     assert sb.bound == pytest.approx(opt_half + opt_late, rel=1e-9)
@@ -102,7 +111,9 @@ def test_bound_is_tight_when_groups_do_not_interact_and_proves_the_hint():
     # the route: the merged schedule meets the bound, so it is returned as proven optimal
     hint = best_hint(inst)[1]
     cpsat_only = Strategy(0.0, 1, "the subset stage, no branch and bound")
-    res = solve_exact(inst, OPTS, hint, subset_options={"min_tasks": 0}, strategy=cpsat_only)
+    res = solve_exact(
+        inst, SETTINGS, within(), hint, subset_options={"min_tasks": 0}, strategy=cpsat_only
+    )
     sched, obj, bound, info = res.schedule, res.objective, res.certified().bound, res.info
     assert res.certified().status == Status.OPTIMAL and info["returned"] == "hint"
     assert obj == pytest.approx(sb.bound, rel=1e-9) and bound == pytest.approx(obj, rel=1e-9)
@@ -127,16 +138,16 @@ def _near() -> HareInstance:
 
 def test_bound_is_below_the_optimum_when_groups_interact():
     inst = _near()  # every job competes for the GPUs
-    sb = subset_bound(inst, OPTS, block_tasks=3, max_tasks=5)
+    sb = subset_bound(inst, SETTINGS, deadline=within(), block_tasks=3, max_tasks=5)
     assert len(sb.partition) >= 2
-    res = solve_cpsat_native(inst, OPTS, None)
+    res = solve_cpsat_native(inst, SETTINGS, within())
     obj, info = res.objective, res.info
     assert res.certified().status == Status.OPTIMAL
     assert sb.bound <= obj + 1e-9
     # with the bound and each group's bound stated in the model
     small = {"block_tasks": 3, "max_tasks": 5, "min_tasks": 0}
     cpsat_only = Strategy(0.0, 1, "the subset stage, no branch and bound")
-    res2 = solve_exact(inst, OPTS, None, subset_options=small, strategy=cpsat_only)
+    res2 = solve_exact(inst, SETTINGS, within(), None, subset_options=small, strategy=cpsat_only)
     obj2, info2 = res2.objective, res2.info
     assert res2.certified().status == Status.OPTIMAL and obj2 == pytest.approx(obj, rel=1e-9)
     assert info2["subset_bound"] == pytest.approx(sb.bound, rel=1e-9)
@@ -146,7 +157,7 @@ def test_bound_is_below_the_optimum_when_groups_interact():
 
 def test_one_block_gives_no_bound():
     inst = generate(2, 2, 0)
-    sb = subset_bound(inst, OPTS, block_tasks=100)
+    sb = subset_bound(inst, SETTINGS, deadline=within(), block_tasks=100)
     assert sb.bound == 0.0 and sb.partition == () and sb.schedule is None
 
 
@@ -208,7 +219,7 @@ def small_jobs(draw, max_tasks: int = 5):
 )
 @given(small_jobs())
 def test_each_segment_is_bounded_by_its_parts_and_by_its_optimum(inst):
-    sb = subset_bound(inst, OPTS, block_tasks=1, max_tasks=4, pair_tasks=0)
+    sb = subset_bound(inst, SETTINGS, deadline=within(), block_tasks=1, max_tasks=4, pair_tasks=0)
     assert len(arrival_blocks(inst, 1)) == inst.num_jobs >= 3
     solved = {s.blocks: s for s in sb.segments}
     assert any(j - i >= 2 for i, j in solved)  # some segment has parts
@@ -239,8 +250,16 @@ def test_the_route_runs_the_lp_stage_once_and_only_when_asked():
     inst = _near()  # the subset bound is not tight
     small = {"block_tasks": 3, "max_tasks": 5, "min_tasks": 0}
     cpsat_only = Strategy(0.0, 1, "the subset stage, no branch and bound")
-    on = solve_exact(inst, OPTS, None, subset_options=small, strategy=cpsat_only)
-    off = solve_exact(inst, OPTS, None, subset_options=small, strategy=cpsat_only, lp_bound=False)
+    on = solve_exact(inst, SETTINGS, within(), None, subset_options=small, strategy=cpsat_only)
+    off = solve_exact(
+        inst,
+        SETTINGS,
+        within(),
+        None,
+        subset_options=small,
+        strategy=cpsat_only,
+        config=CpsatConfig(lp_bound=False),
+    )
     assert on.info["lp_bound"] is not None and off.info["lp_bound"] is None
     assert on.info["lp_bound"] <= on.objective + 1e-9
     assert on.certified().status == off.certified().status == Status.OPTIMAL

@@ -15,8 +15,14 @@ from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.rounding import list_schedule
 from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers.deadline import Deadline
 
 OPTS = MethodOptions(solve=SolveOptions(time_limit=60))
+
+
+def within() -> Deadline:
+    """The tests' time limit, from now."""
+    return Deadline.after(OPTS.time_limit)
 
 
 @st.composite
@@ -275,7 +281,8 @@ def test_identical_gpu_symmetry_breaking_keeps_the_optimum():
         HareJob("b", 0.5, 1.0, 1, 2, (1.0, 3.0, 1.0), (0.0, 0.5, 0.0)),
     )
     inst = HareInstance("sym", ("t4-0", "v100", "t4-1"), jobs)
-    from dlsched.models.hare.cpsat import gpu_classes, solve_cpsat_native
+    from dlsched.models.hare.cpsat import solve_cpsat_native
+    from dlsched.models.hare.cpsat_model import CpsatConfig, gpu_classes
 
     assert [0, 2] in gpu_classes(inst)
     bf = brute_force(inst)
@@ -286,7 +293,8 @@ def test_identical_gpu_symmetry_breaking_keeps_the_optimum():
         {"pooled": False, "symmetry": False, "use_upper": False, "job_bounds": False},
         {"redundant": True, "lp_bound": False},
     ):
-        cert = solve_cpsat_native(inst, OPTS.solve, None, **kw).certified()
+        cert = solve_cpsat_native(inst, OPTS.solve, within(), config=CpsatConfig(**kw))
+        cert = cert.certified()
         obj = cert.objective
         assert cert.status == Status.OPTIMAL and obj == pytest.approx(bf, rel=1e-6)
     out = run_method(inst, "exact-cpsat", OPTS)  # with a hint and its objective as upper bound
@@ -324,9 +332,10 @@ def test_pooled_identical_gpus_match_one_no_overlap_per_gpu(inst):
     """A cumulative of capacity |class| per class of identical GPUs (then GPUs coloured by
     start) gives the same optimum as a NoOverlap per GPU, and a schedule the checker accepts."""
     from dlsched.models.hare.cpsat import solve_cpsat_native
+    from dlsched.models.hare.cpsat_model import CpsatConfig
 
-    r1 = solve_cpsat_native(inst, OPTS.solve, None, pooled=True)
-    r2 = solve_cpsat_native(inst, OPTS.solve, None, pooled=False)
+    r1 = solve_cpsat_native(inst, OPTS.solve, within(), config=CpsatConfig(pooled=True))
+    r2 = solve_cpsat_native(inst, OPTS.solve, within(), config=CpsatConfig(pooled=False))
     s1, o1, o2 = r1.schedule, r1.objective, r2.objective
     assert r1.certified().status == r2.certified().status == Status.OPTIMAL
     assert o1 == pytest.approx(o2, rel=1e-9, abs=1e-9)
@@ -343,7 +352,7 @@ def test_pooled_identical_gpus_match_one_no_overlap_per_gpu(inst):
 )
 @given(tiny_instances(max_tasks=5, max_gpus=3), st.integers(1, 7))
 def test_time_indexed_bound_below_brute_force_optimum(inst, grid):
-    from dlsched.models.hare.cpsat import best_hint
+    from dlsched.models.hare.hint import best_hint
     from dlsched.models.hare.lowerbound import time_indexed_bound
     from dlsched.models.hare.scaling import scale_data, scaled_objective
 
@@ -377,7 +386,7 @@ def test_strong_time_indexed_bound_cuts_the_mean_barrier():
 
 
 def test_time_indexed_bound_on_the_bundled_instance():
-    from dlsched.models.hare.cpsat import best_hint
+    from dlsched.models.hare.hint import best_hint
     from dlsched.models.hare.lowerbound import time_indexed_bound
     from dlsched.models.hare.relaxation import combinatorial_bound
     from dlsched.models.hare.scaling import scale_data, scaled_objective
@@ -399,10 +408,9 @@ def test_a_slack_cpsat_objective_is_an_upper_bound_not_a_disagreement():
     # above. Said by the route, it is accepted; the same number claimed as exact is an error.
     from dlsched.errors import AgreementError
     from dlsched.models.hare.common import RouteResult
-    from dlsched.models.hare.cpsat import best_hint
+    from dlsched.models.hare.hint import best_hint
     from dlsched.models.hare.routes import _route_outcome
     from dlsched.solvers.certify import Proof
-    from dlsched.solvers.deadline import Deadline
 
     inst = generate(3, 2, 0, rounds=(1, 2), tasks=(1, 2))
     hint = best_hint(inst)[1]

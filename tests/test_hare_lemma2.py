@@ -9,7 +9,9 @@ from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.relaxation import solve_relaxation
 from dlsched.models.hare.theorems import THEOREMS, lemma2_measure
-from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers import Status
+from dlsched.solvers.base import SolverSettings
+from dlsched.solvers.deadline import Deadline
 
 NAME = "hare/lemma2-counterexample"
 #: The vertex the description records: task (job, round, index) -> x^ (every task on g0).
@@ -18,7 +20,7 @@ VERTEX = {(0, 0, 0): 1.0, (0, 0, 1): 1.0, (1, 0, 0): 6.4375, (2, 0, 0): 1.5}
 
 def test_relaxation_returns_the_recorded_vertex() -> None:
     inst = load(NAME)
-    rel = solve_relaxation(inst, SolveOptions())
+    rel = solve_relaxation(inst, SolverSettings(), Deadline.after(60.0))
     assert rel.status == Status.OPTIMAL and rel.value == pytest.approx(22.4375)
     assert set(rel.x) == set(VERTEX)
     for task, x in VERTEX.items():
@@ -35,7 +37,7 @@ def test_the_vertex_violates_10_at_j2() -> None:
     """H = x^ + T^c / 2 = (2, 2, 8.4375, 2.25): pi is j0, j0, j2, j1, and at j2 the prefix
     2 + 2 + 1.5 = 5.5 exceeds 2 H = 4.5."""
     inst = load(NAME)
-    rel = solve_relaxation(inst, SolveOptions())
+    rel = solve_relaxation(inst, SolverSettings(), Deadline.after(60.0))
     train = {t: inst.jobs[t[0]].train_time[0] for t in rel.x}
     h = {t: rel.x[t] + train[t] / 2 for t in rel.x}
     order = sorted(h, key=lambda t: (h[t], t))

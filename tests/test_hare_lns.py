@@ -14,10 +14,12 @@ from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.lns import _wider, all_windows, improve, job_window, reoptimize
 from dlsched.models.hare.rounding import list_schedule
 from dlsched.models.hare.scaling import scale_data
-from dlsched.solvers import SolveOptions
+from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.deadline import Deadline
 
-STEP = SolveOptions(time_limit=10, extra={"num_workers": 1})
+STEP = SolverSettings(extra={"num_workers": 1})
+#: Seconds of a step's CP-SAT run.
+STEP_SECONDS = 10.0
 
 
 def _worst_order(inst):
@@ -47,7 +49,9 @@ def test_nothing_free_gives_back_the_same_objective():
     # the round's tasks, GPU classes) and can do nothing else
     inst = generate(5, 4, 2, rounds=(1, 3), tasks=(1, 3))
     sched = _worst_order(inst)
-    got, proven = reoptimize(inst, scale_data(inst), sched, set(), STEP)
+    got, proven = reoptimize(
+        inst, scale_data(inst), sched, set(), STEP, Deadline.never(), STEP_SECONDS
+    )
     assert got is not None and proven
     assert check_schedule(inst, got).objective == pytest.approx(
         check_schedule(inst, sched).objective, rel=1e-12
@@ -73,21 +77,22 @@ def test_search_from_a_poor_schedule_reaches_the_optimum(inst):
 
 
 def test_the_search_runs_only_on_a_wide_gap():
-    from dlsched.models.hare.cpsat import PriorBounds, best_hint
-    from dlsched.models.hare.pipeline import LNS_MIN_GAP, _wide_gap
+    from dlsched.models.hare.cpsat import PriorBounds
+    from dlsched.models.hare.hint import best_hint
+    from dlsched.models.hare.pipeline import LNS_MIN_GAP, wide_gap
     from dlsched.models.hare.scaling import scaled_objective
 
     inst = generate(5, 4, 2, rounds=(1, 3), tasks=(1, 3))
     d = scale_data(inst)
     hint = best_hint(inst)[1]
     upper = scaled_objective(d, inst, hint)
-    assert _wide_gap(inst, d, hint, PriorBounds())  # nothing proven
-    assert not _wide_gap(inst, d, hint, PriorBounds(upper))  # the hint meets the bound
+    assert wide_gap(d, inst, hint, PriorBounds())  # nothing proven
+    assert not wide_gap(d, inst, hint, PriorBounds(upper))  # the hint meets the bound
     near = int(upper * (1 - LNS_MIN_GAP / 2))
     far = int(upper * (1 - 2 * LNS_MIN_GAP))
-    assert not _wide_gap(inst, d, hint, PriorBounds(near))
-    assert _wide_gap(inst, d, hint, PriorBounds(far))
-    assert not _wide_gap(inst, d, None, PriorBounds())
+    assert not wide_gap(d, inst, hint, PriorBounds(near))
+    assert wide_gap(d, inst, hint, PriorBounds(far))
+    assert not wide_gap(d, inst, None, PriorBounds())
 
 
 def test_windows_widen_until_the_schedule_is_a_local_optimum_of_every_size():
@@ -109,7 +114,9 @@ def test_windows_widen_until_the_schedule_is_a_local_optimum_of_every_size():
     size = 1
     while size <= got.window_tasks:  # no window of any size searched can still gain
         for free in all_windows(inst, size):
-            better, proven = reoptimize(inst, d, got.schedule, set(free), STEP)
+            better, proven = reoptimize(
+                inst, d, got.schedule, set(free), STEP, Deadline.never(), STEP_SECONDS
+            )
             assert proven
             if better is not None:
                 assert check_schedule(inst, better).objective >= value - 1e-9

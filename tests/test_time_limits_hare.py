@@ -14,17 +14,18 @@ from fake_clock import FakeClock, record_time_limits
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import baselines, cpsat, lns, pipeline
 from dlsched.models.hare.baselines import BASELINES, BaselineTimeUp, baseline_outcome
-from dlsched.models.hare.budget import BUILD_SHARE, CHECK_GRACES, HINT_SHARE
+from dlsched.models.hare.budget import BUILD_SHARE, CHECK_GRACES, HINT_SHARE, LP_SHARE
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.common import RouteResult
-from dlsched.models.hare.cpsat import BuildTimeUp
+from dlsched.models.hare.cpsat_model import BuildTimeUp, CpsatConfig, build_cpsat
 from dlsched.models.hare.decompose import SubsetBound
 from dlsched.models.hare.generate import generate
+from dlsched.models.hare.hint import best_hint, hint_candidates
 from dlsched.models.hare.lns import LnsResult
 from dlsched.models.hare.methods import METHODS
 from dlsched.models.hare.relaxation import combinatorial_bound
 from dlsched.models.hare.scaling import scale_data, scaled_objective
-from dlsched.solvers.base import SolveOptions, Status
+from dlsched.solvers.base import SolveOptions, SolverSettings, Status
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import FORK_GRACES, Deadline, grace
 
@@ -119,11 +120,11 @@ def test_the_exact_route_splits_its_limit_into_the_stages_shares(monkeypatch):
     left; and each stage is reported."""
     inst = generate(12, 4, 3)  # above SUBSET_MIN_TASKS: the subset stage and the search run
     assert inst.num_tasks > pipeline.SUBSET_MIN_TASKS
-    assert pipeline.choose_strategy(inst, SolveOptions()).branch_share == 0
+    assert pipeline.choose_strategy(inst, SolverSettings()).branch_share == 0
     limit, clock = 100.0, FakeClock()
     took = {"hint": 3.0, "subsets": 20.0, "lp": 5.0, "lns": 30.0}
     seen: dict[str, float | None] = {}
-    hint_of = cpsat.best_hint
+    hint_of = best_hint
 
     def hint(instance, deadline=None):
         seen["hint"] = deadline.limit
@@ -135,10 +136,10 @@ def test_the_exact_route_splits_its_limit_into_the_stages_shares(monkeypatch):
         clock.advance(took["subsets"])
         return SubsetBound(0.0, (), (), took["subsets"])
 
-    def lp(instance, d, upper, options, lp_options, deadline):
-        seen["lp"] = deadline.left()
+    def lp(instance, settings, budget, hint, prior, config):
+        seen["lp"] = budget.left()
         clock.advance(took["lp"])
-        return None
+        return prior
 
     def search(instance, schedule, deadline, **kw):
         seen["lns"] = deadline.limit
@@ -147,21 +148,21 @@ def test_the_exact_route_splits_its_limit_into_the_stages_shares(monkeypatch):
         value = scaled_objective(d, instance, schedule)
         return LnsResult(schedule, value, value, 1, 0, took["lns"], 24)
 
-    def final(instance, options, hint, *, deadline, prior, **kw):
+    def final(instance, settings, deadline, hint, prior, config):
         seen["final"] = deadline.left()
         value = check_schedule(instance, hint).objective
         return RouteResult(hint, value, Proof(hit_limit=True), dict(prior.info))
 
     monkeypatch.setattr("dlsched.models.hare.routes.best_hint", hint)
     monkeypatch.setattr(pipeline, "subset_bound", subsets)
-    monkeypatch.setattr(pipeline, "lp_stage", lp)
+    monkeypatch.setattr(pipeline, "lp_bound_stage", lp)
     monkeypatch.setattr(pipeline, "improve", search)
-    monkeypatch.setattr(pipeline, "solve_cpsat_native", final)
+    monkeypatch.setattr(pipeline, "cpsat_stage", final)
     out = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=limit), clock=clock))
     rest = limit - took["hint"] - CHECK_GRACES * grace(limit)
     assert seen["hint"] == pytest.approx(HINT_SHARE * limit)
     assert seen["subsets"] == pytest.approx(pipeline.SUBSET_SHARE * rest)
-    assert seen["lp"] == pytest.approx(rest - took["subsets"])  # its own share is lp_stage's
+    assert seen["lp"] == pytest.approx(LP_SHARE * (rest - took["subsets"]))
     assert seen["lns"] == pytest.approx(pipeline.LNS_SHARE * rest)
     assert seen["final"] == pytest.approx(rest - took["subsets"] - took["lp"] - took["lns"])
     assert out.details["lns_steps"] == 1 and out.details["subset_bound"] == 0.0
@@ -173,7 +174,7 @@ def test_the_search_never_runs_past_the_time_left(monkeypatch):
     route's deadline, and every CP-SAT step is handed at most what is left of it."""
     inst = generate(20, 3, 1, rounds=(1, 2), tasks=(1, 2))  # more windows than steps
     d = scale_data(inst)
-    hint = cpsat.best_hint(inst)[1]
+    hint = best_hint(inst)[1]
     clock = FakeClock()
     route = Deadline.after(10.0, clock)
     clock.advance(9.0)  # 1 s left; the search's share alone would be 4.5 s
@@ -182,8 +183,8 @@ def test_the_search_never_runs_past_the_time_left(monkeypatch):
     handed = record_time_limits(monkeypatch, lns)
     real = lns.reoptimize
 
-    def step(instance, d, schedule, free, options, deadline=None):
-        got = real(instance, d, schedule, free, options, deadline)
+    def step(*args):
+        got = real(*args)
         clock.advance(0.35)  # each step takes 0.35 s of the clock
         return got
 
@@ -250,26 +251,27 @@ def test_a_cpsat_model_not_built_in_its_share_is_not_run_and_the_hint_stands(mon
     """Building stops when BUILD_SHARE of the stage's time has gone (every look at the fake
     clock takes 10 ms here): CP-SAT is not run, the hint is returned, status time_limit."""
     inst = generate(12, 4, 3)
-    hint = cpsat.best_hint(inst)[1]
+    hint = best_hint(inst)[1]
     handed = record_time_limits(monkeypatch, cpsat)
     clock = FakeClock(step=0.01)
     stage = Deadline.after(0.5, clock)
     with pytest.raises(BuildTimeUp):  # the build alone looks at the clock once per task
-        cpsat.build_cpsat(inst, deadline=stage.stage(BUILD_SHARE))
-    got = cpsat.solve_cpsat_native(inst, SolveOptions(), hint, deadline=stage, lp_bound=False)
+        build_cpsat(inst, deadline=stage.stage(BUILD_SHARE))
+    no_lp = CpsatConfig(lp_bound=False)
+    got = cpsat.solve_cpsat_native(inst, SolverSettings(), stage, hint, config=no_lp)
     assert handed == [] and got.schedule is hint
     assert got.info["cpsat_status"] == "not built (time limit)"
     assert got.info["returned"] == "hint"
     cert = got.certified(inst.name)
     assert cert.status == Status.TIME_LIMIT and cert.bound <= got.objective
     frozen = FakeClock()  # time stands still: the model is built and run with all of it
-    cpsat.solve_cpsat_native(inst, SolveOptions(), hint, deadline=Deadline.after(0.5, frozen))
+    cpsat.solve_cpsat_native(inst, SolverSettings(), Deadline.after(0.5, frozen), hint)
     assert handed == [pytest.approx(0.5)]
 
 
 def test_the_search_ends_at_a_step_whose_model_cannot_be_built_in_time(monkeypatch):
     inst = generate(20, 3, 1, rounds=(1, 2), tasks=(1, 2))
-    hint = cpsat.best_hint(inst)[1]
+    hint = best_hint(inst)[1]
     handed = record_time_limits(monkeypatch, lns)
     shares = []
 
@@ -288,6 +290,6 @@ def test_the_hints_first_list_schedule_always_runs_and_the_rest_stop_at_the_dead
     clock = FakeClock()
     past = Deadline.after(1.0, clock)
     clock.advance(1.0)
-    assert [name for name, _ in cpsat.hint_candidates(inst, past)] == ["arrival/earliest-finish"]
-    names = [name for name, _ in cpsat.hint_candidates(inst)]
+    assert [name for name, _ in hint_candidates(inst, past)] == ["arrival/earliest-finish"]
+    names = [name for name, _ in hint_candidates(inst)]
     assert len(names) == 8 + len(BASELINES) and names[0] == "arrival/earliest-finish"

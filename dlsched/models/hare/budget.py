@@ -20,11 +20,11 @@ HINT_SHARE = 0.1
 
 # --- The exact route's pipeline (:mod:`pipeline`) ---
 
-#: Shares of the time left after the branch and bound stage (``rest`` in
-#: :func:`pipeline._solve_exact`) of the subset stage (at most: it ends SUBSET_SHARE of it after
-#: its start) and of the large-neighbourhood search (:mod:`lns`) that follows it on the same
-#: instances (LNS_SHARE of it from the search's start, never past the deadline); the final
-#: CP-SAT stage gets what is left. On the congested span-40 instance of
+#: Shares of the time left after the branch and bound stage (the stages of
+#: :data:`pipeline.STAGES` from the subset stage on split it) of the subset stage (at most: it
+#: ends SUBSET_SHARE of it after its start) and of the large-neighbourhood search (:mod:`lns`)
+#: that follows it on the same instances (LNS_SHARE of it from the search's start, never past
+#: the deadline); the final CP-SAT stage gets what is left. On the congested span-40 instance of
 #: benchmarks/READING_hare.md (section 2, third table) the search gave a better schedule than
 #: the final CP-SAT stage in the same time, and that stage had not moved the bound there.
 SUBSET_SHARE, LNS_SHARE = 0.3, 0.45
@@ -34,7 +34,7 @@ SUBSET_SHARE, LNS_SHARE = 0.3, 0.45
 #: of 19 s, one session); above, a warm start comes first and CP-SAT keeps half of the time.
 BRANCH_SHARE_SMALL, BRANCH_SHARE_LARGE, BRANCH_SMALL_TASKS = 0.8, 0.5, 20
 #: The short CP-SAT run before the branch and bound above 20 tasks
-#: (:func:`pipeline._warm_start`), at most WARM_SECONDS or WARM_SHARE of the time left when the
+#: (:func:`pipeline.warm_start`), at most WARM_SECONDS or WARM_SHARE of the time left when the
 #: stage starts (it counts in the branch and bound's share): two workers found the optimum 99.9
 #: of hetero-4gpu-6jobs in 1.5 s where one stopped at 100.4.
 WARM_SECONDS, WARM_SHARE, WARM_WORKERS = 1.5, 0.1, 2
@@ -42,7 +42,7 @@ WARM_SECONDS, WARM_SHARE, WARM_WORKERS = 1.5, 0.1, 2
 # --- The CP-SAT stage (:mod:`cpsat`) ---
 
 #: The time-indexed LP bound's budget: this share of the time the CP-SAT stage has left, at most
-#: LP_SECONDS; below LP_MIN_BUDGET seconds it is not attempted (see :func:`cpsat.lp_stage`).
+#: LP_SECONDS; below LP_MIN_BUDGET seconds it is not attempted (see :func:`cpsat.lp_bound_stage`).
 LP_SHARE, LP_SECONDS, LP_MIN_BUDGET = 0.2, 30.0, 1.0
 #: A CP-SAT model (the final stage's, a search step's) is built in at most this share of the
 #: time its stage has left, or not at all (the stage keeps its hint): hinting it, CP-SAT's own

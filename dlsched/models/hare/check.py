@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from dlsched.errors import InfeasibleSolutionError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dlsched.models.hare.instance import HareInstance
+    from dlsched.models.hare.instance import HareInstance, Task
     from dlsched.models.hare.solution import TaskSchedule
 
 #: Absolute tolerance per unit of horizon for comparisons of times.
@@ -38,10 +38,26 @@ def check_schedule(instance: HareInstance, schedule: TaskSchedule) -> HareEvalua
 
     Raises :class:`InfeasibleSolutionError` naming the violated constraint.
     """
+    tol = REL_TOL * max(1.0, instance.horizon())
+    placed = placements(instance, schedule)  # (5)
+    completion = completions(instance, placed, tol)  # (4), (7), (6)
+    busy = gpu_busy(instance, placed, tol)  # (8)
+    objective = sum(j.weight * c for j, c in zip(instance.jobs, completion, strict=True))
+    return HareEvaluation(
+        objective=objective,
+        completion=tuple(completion),
+        makespan=max(completion),
+        busy=tuple(busy),
+        tol=tol,
+    )
+
+
+def placements(instance: HareInstance, schedule: TaskSchedule) -> dict[Task, tuple[int, float]]:
+    """(5): every task of the instance exactly once, on an existing GPU, at a finite start;
+    each task's (GPU, start)."""
     jobs = instance.jobs
     m_count = instance.num_gpus
-    tol = REL_TOL * max(1.0, instance.horizon())
-    seen: dict[tuple[int, int, int], tuple[int, float]] = {}
+    seen: dict[Task, tuple[int, float]] = {}
     for e in schedule.entries:
         t = (e.job, e.round, e.index)
         if not (0 <= e.job < len(jobs)):
@@ -68,15 +84,22 @@ def check_schedule(instance: HareInstance, schedule: TaskSchedule) -> HareEvalua
         raise InfeasibleSolutionError(
             f"task {jobs[n].name}/r{r}/t{k} is not scheduled ({len(missing)} missing) (5)"
         )
+    return seen
 
+
+def completions(
+    instance: HareInstance, placed: dict[Task, tuple[int, float]], tol: float
+) -> list[float]:
+    """(4) round 0 starts at or after the arrival, (7) round r after round r - 1 finishes
+    (training + sync); C_n per job, the finish of its last round (6)."""
     completion = []
-    for n, job in enumerate(jobs):
+    for n, job in enumerate(instance.jobs):
         prev_end = job.arrival
         tc, ts = job.train_time, job.sync_time
         for r in range(job.rounds):
             end = -math.inf
             for k in range(job.tasks_per_round):
-                g, s = seen[(n, r, k)]
+                g, s = placed[(n, r, k)]
                 if r == 0 and s < job.arrival - tol:
                     raise InfeasibleSolutionError(
                         f"task {job.name}/r0/t{k} starts at {s} before the job arrives at "
@@ -90,12 +113,20 @@ def check_schedule(instance: HareInstance, schedule: TaskSchedule) -> HareEvalua
                 end = max(end, s + tc[g] + ts[g])  # training then synchronization
             prev_end = end
         completion.append(prev_end)  # (6): the last round finishes last by (7)
+    return completion
 
-    on_gpu: list[list[tuple[float, tuple[int, int, int]]]] = [[] for _ in range(m_count)]
-    for t, (g, s) in seen.items():  # one pass over the tasks, then a sort per GPU
+
+def gpu_busy(
+    instance: HareInstance, placed: dict[Task, tuple[int, float]], tol: float
+) -> list[float]:
+    """(8) trainings on one GPU never overlap (synchronization does not occupy it); the
+    training time per GPU."""
+    jobs = instance.jobs
+    on_gpu: list[list[tuple[float, Task]]] = [[] for _ in range(instance.num_gpus)]
+    for t, (g, s) in placed.items():  # one pass over the tasks, then a sort per GPU
         on_gpu[g].append((s, t))
     busy = []
-    for m in range(m_count):
+    for m in range(instance.num_gpus):
         mine = sorted(on_gpu[m])
         total = 0.0
         for (s1, t1), (s2, t2) in zip(mine, mine[1:], strict=False):
@@ -108,11 +139,4 @@ def check_schedule(instance: HareInstance, schedule: TaskSchedule) -> HareEvalua
         for _s, t in mine:
             total += jobs[t[0]].train_time[m]
         busy.append(total)
-    objective = sum(j.weight * c for j, c in zip(jobs, completion, strict=True))
-    return HareEvaluation(
-        objective=objective,
-        completion=tuple(completion),
-        makespan=max(completion),
-        busy=tuple(busy),
-        tol=tol,
-    )
+    return busy

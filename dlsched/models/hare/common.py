@@ -38,7 +38,9 @@ NEAR_LIMIT = 0.05
 
 def budget(options: SolveOptions, deadline: Deadline | None) -> Deadline:
     """A route's budget: ``deadline`` (a method's, or a stage of it), or for a caller without
-    one (a test, a benchmark), ``options.time_limit`` from now."""
+    one, ``options.time_limit`` from now. Only for the routes not yet given a required
+    Deadline (the R||sum wC route, the online grouping and rounding); the exact pipeline and
+    the relaxations take theirs."""
     return Deadline.after(options.time_limit) if deadline is None else deadline
 
 

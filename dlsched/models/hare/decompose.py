@@ -35,11 +35,9 @@ from typing import Any
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
-from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.certify import certify
 from dlsched.solvers.deadline import Deadline
-
-from .common import budget
 
 #: A segment gets at least this many seconds (when that much is left), and none starts with
 #: less left.
@@ -167,17 +165,16 @@ def best_partition(k: int, bounds: dict[tuple[int, int], float]) -> list[tuple[i
 
 def subset_bound(
     instance: HareInstance,
-    options: SolveOptions,
+    settings: SolverSettings,
     *,
-    deadline: Deadline | None = None,
+    deadline: Deadline,
     block_tasks: int = 10,
     max_tasks: int = 30,
     pair_tasks: int = 40,
 ) -> SubsetBound:
-    """The job-subset bound of the module docstring within ``deadline`` (default:
-    ``options.time_limit`` from now), shared by the segments, small ones first (each gets its
-    share of what is left, :func:`segment_share`); segments: :func:`segment_spans`."""
-    deadline = budget(options, deadline)
+    """The job-subset bound of the module docstring within ``deadline``, shared by the
+    segments, small ones first (each gets its share of what is left, :func:`segment_share`),
+    each solved with ``settings``; segments: :func:`segment_spans`."""
     t0 = time.perf_counter()
     blocks = arrival_blocks(instance, block_tasks)
     sizes = [_tasks(instance, b) for b in blocks]
@@ -192,7 +189,7 @@ def subset_bound(
             break
         share = 1.0 if left is None else segment_share(left, len(spans) - idx, j - i > 1)
         solved[(i, j)] = _solve_segment(
-            instance, blocks, (i, j), solved, options, deadline.stage(share)
+            instance, blocks, (i, j), solved, settings, deadline.stage(share)
         )
     parts = best_partition(k, {span: seg.bound for span, (seg, _) in solved.items()})
     if parts is None:  # some single block was not reached within the time limit
@@ -213,7 +210,7 @@ def _solve_segment(
     blocks: list[tuple[int, ...]],
     span: tuple[int, int],
     solved: dict[tuple[int, int], tuple[Segment, TaskSchedule | None]],
-    options: SolveOptions,
+    settings: SolverSettings,
     deadline: Deadline,
 ) -> tuple[Segment, TaskSchedule | None]:
     """One segment by the CP-SAT route within ``deadline`` (its quick hint included), told
@@ -221,8 +218,9 @@ def _solve_segment(
     bounds it (stated in the model as its lower bound, each part's bound on its jobs' sum), and
     their schedules put together are a hint when better than the quick ones. Its bound is never
     below that partition's."""
-    from .cpsat import PriorBounds, _scaled_bound, best_hint, solve_cpsat_native
-    from .scaling import scale_data, scaled_objective
+    from .cpsat import PriorBounds, solve_cpsat_native
+    from .hint import best_hint
+    from .scaling import scale_data, scaled_bound, scaled_objective
 
     i, j = span
     jobs = tuple(sorted(n for b in blocks[i:j] for n in b))
@@ -236,14 +234,14 @@ def _solve_segment(
     prior = None
     if parts is not None and len(parts) > 1:
         d = scale_data(sub)
-        unit = d.time_scale * d.weight_scale
+        unit = d.unit
         segs = [inner[p][0] for p in parts]
         partial = tuple(
-            (tuple(local[n] for n in s.jobs), _scaled_bound(s.bound, unit))
+            (tuple(local[n] for n in s.jobs), scaled_bound(s.bound, unit))
             for s in segs
             if s.bound > 0
         )
-        prior = PriorBounds(_scaled_bound(sum(s.bound for s in segs), unit), partial)
+        prior = PriorBounds(scaled_bound(sum(s.bound for s in segs), unit), partial)
         merged = _repaired(
             sub,
             _merge(
@@ -257,7 +255,7 @@ def _solve_segment(
         if merged is not None and scaled_objective(d, sub, merged) < scaled_objective(d, sub, hint):
             hint = merged
     s0 = time.perf_counter()
-    res = solve_cpsat_native(sub, options, hint, deadline=deadline, prior=prior)
+    res = solve_cpsat_native(sub, settings, deadline, hint, prior=prior)
     cert = certify(res.objective, res.proof, instance=sub.name, route="subset-bound")
     seg = Segment(
         span,

@@ -3,7 +3,7 @@
 Each step frees the tasks of a window of jobs consecutive in arrival order (as many as fit in
 ``window_tasks`` tasks, at least one job; the first job of the window drawn at random with a
 fixed seed), keeps every other task on its GPU class at its start, and re-solves the model of
-:func:`cpsat.build_cpsat` for a few seconds with the current schedule as hint and its
+:func:`cpsat_model.build_cpsat` for a few seconds with the current schedule as hint and its
 objective as upper bound. A better schedule replaces the current one. Every schedule it keeps
 satisfies the model, so it is feasible; the final stage checks it like any hint. When every
 window of the current size is proven without a gain (a local optimum for that size), the size
@@ -26,12 +26,13 @@ from dataclasses import dataclass
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
-from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.cpsat import run_cpsat
-from dlsched.solvers.deadline import NEVER, Deadline
+from dlsched.solvers.deadline import Deadline
 
 from .budget import BUILD_SHARE
-from .cpsat import BuildTimeUp, add_hint, build_cpsat, canonical, colour_pools
+from .cpsat_model import BuildTimeUp, build_cpsat
+from .cpsat_model.hints import add_hint, canonical, read_schedule
 from .scaling import ScaledData, scale_data, scaled_objective
 
 #: Tasks freed per step, seconds per step, CP-SAT workers per step.
@@ -79,35 +80,30 @@ def reoptimize(
     d: ScaledData,
     schedule: TaskSchedule,
     free: set[int],
-    options: SolveOptions,
-    deadline: Deadline | None = None,
+    settings: SolverSettings,
+    deadline: Deadline,
+    step_seconds: float | None = None,
 ) -> tuple[TaskSchedule | None, bool]:
     """The model with every task of a job outside ``free`` fixed to its class and start, and at
     most the schedule's objective: its best schedule (None if it found none), and whether
     CP-SAT proved that neighbourhood (optimal, or nothing at most as costly). The model is
     built in :data:`BUILD_SHARE` of what is left to ``deadline`` (else :class:`BuildTimeUp`);
-    CP-SAT runs for ``options.time_limit``, and not past ``deadline``."""
+    CP-SAT runs for ``step_seconds`` (None: no cap), and not past ``deadline``."""
     schedule = canonical(instance, schedule, [])  # the model orders the tasks of a round
     upper = scaled_objective(d, instance, schedule)
-    building = NEVER if deadline is None else deadline.stage(BUILD_SHARE)
-    built = build_cpsat(instance, d, upper=upper, deadline=building)
+    built = build_cpsat(instance, d, upper=upper, deadline=deadline.stage(BUILD_SHARE))
     add_hint(built, instance, schedule)
     rep = {m: r for r, cls in built.pools.items() for m in cls}
     for e in schedule.entries:
         if e.job not in free:
             built.model.add(built.start[e.task] == round(e.start * d.time_scale))
             built.model.add(built.present[(e.task, rep.get(e.gpu, e.gpu))] == 1)
-    if deadline is not None:
-        options = options.with_(time_limit=deadline.seconds(cap=options.time_limit))
-    run = run_cpsat(built.model, options, label=f"lns on {instance.name}")
+    step = deadline.portion(1.0, cap=step_seconds)  # what is left, at most step_seconds
+    run = run_cpsat(built.model, step.solve_options(settings), label=f"lns on {instance.name}")
     proven = run.proven_optimal or run.infeasible
     if not run.has_solution:
         return None, proven
-    items = [
-        (i, built.placed_on(i, run.value), run.value(built.start[i]) / d.time_scale)
-        for i in instance.tasks
-    ]
-    return TaskSchedule.from_items(colour_pools(instance, items, built.pools)), proven
+    return read_schedule(built, instance, run.value), proven
 
 
 def improve(
@@ -115,7 +111,7 @@ def improve(
     schedule: TaskSchedule,
     deadline: Deadline,
     *,
-    options: SolveOptions | None = None,
+    settings: SolverSettings | None = None,
     window_tasks: int = WINDOW_TASKS,
     step_seconds: float = STEP_SECONDS,
     workers: int = STEP_WORKERS,
@@ -125,12 +121,12 @@ def improve(
     schedule is then optimal for each of them: more steps of this search cannot help), or until
     a step's model cannot be built in time (:func:`reoptimize`); exact data only. Each step's
     CP-SAT run gets ``step_seconds``, never past ``deadline`` (its model built), ``workers``
-    CP-SAT workers and the seed of ``options`` plus the step's number (its gap and extra
+    CP-SAT workers and the seed of ``settings`` plus the step's number (its gap and extra
     parameters too)."""
     t0 = time.perf_counter()
-    options = options or SolveOptions()
+    settings = settings or SolverSettings()
     d = scale_data(instance)
-    rng = random.Random(options.seed)
+    rng = random.Random(settings.seed)
     best = schedule
     start = value = scaled_objective(d, instance, schedule)
     steps = improvements = 0
@@ -143,13 +139,11 @@ def improve(
                 break
             window_tasks, windows, settled = size, wider, set()
         free = frozenset(job_window(instance, rng.randrange(instance.num_jobs), window_tasks))
-        opts = options.with_(
-            time_limit=step_seconds,
-            seed=options.seed + steps,
-            extra={**options.extra, "num_workers": workers},
+        step = settings.with_(
+            seed=settings.seed + steps, extra={**settings.extra, "num_workers": workers}
         )
         try:
-            got, proven = reoptimize(instance, d, best, set(free), opts, deadline)
+            got, proven = reoptimize(instance, d, best, set(free), step, deadline, step_seconds)
         except BuildTimeUp:  # every step builds the whole model: none fits in what is left
             break
         steps += 1

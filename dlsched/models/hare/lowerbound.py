@@ -4,7 +4,7 @@ Used by the CP-SAT route (``objective >= LB``) and reported next to CP-SAT's own
 
 Why the bound is valid (every step maps an optimal schedule to something at most as costly):
 
-1. *Rounding down.* Work in the integer units of :func:`cpsat.scale_data` (exact data only) and
+1. *Rounding down.* Work in the integer units of :func:`scaling.scale_data` (exact data only) and
    pick a grid ``g`` (a positive integer). The relaxed instance has T^c' = g floor(T^c / g),
    T^s' = g floor((T^c + T^s) / g) - T^c', a' = g floor(a / g) (the sync absorbs what the
    training loses, so T^c' <= T^c and T^c' + T^s' <= T^c + T^s). Any schedule of the true

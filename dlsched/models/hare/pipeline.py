@@ -1,39 +1,37 @@
-"""The exact route of Hare_Sched as a pipeline of stages, each a valid bound or a schedule.
+"""The exact route of Hare_Sched as a list of stages, run in order by :func:`solve_exact`.
 
-0. Strategy (:func:`choose_strategy`): from the instance's size and shape, whether the
-   chronological branch and bound runs first and how many CP-SAT workers the later stages use.
-   The route's time limit is one :class:`~dlsched.solvers.deadline.Deadline`; each stage gets
-   a budget split from it (the shares are the constants below, all in this module but the
-   hint's, :data:`methods.HINT_SHARE`, and those inside the LP stage, :data:`cpsat.LP_SHARE`).
-1. Hint: the best of the quick schedules (:func:`cpsat.best_hint`), unless given.
-1b. Branch and bound (:mod:`branch`, small instances with exact data): a short CP-SAT warm
-   start (which may prove the instance by itself), then the search from the better of its and
-   the hint's cost; when the search ends, its incumbent is proven optimal and returned. When its
-   share of the time limit runs out, its best schedule becomes the hint of the next stages.
-2. Job subsets (:mod:`decompose`, above :data:`SUBSET_MIN_TASKS` tasks, at most
-   :data:`SUBSET_SHARE` of the time limit): groups of jobs by arrival solved exactly, their
-   optima summed. The merged schedule replaces the hint when better; if the hint meets the
-   bound it is returned, proven, without a search.
-2b. On the same instances: the time-indexed LP bound of stage 3 (its usual share), then a
-   large-neighbourhood search (:mod:`lns`, :data:`LNS_SHARE` of the time limit, when the hint
-   is more than :data:`LNS_MIN_GAP` above the bound): windows of jobs re-solved with the rest
-   fixed, wider ones once every window of a size is a local optimum; its schedule is the next
-   hint (and is returned, proven, if it meets the bound).
-3. Time-indexed LP bound (unless stage 2b ran it), then CP-SAT with everything proved so far
-   stated in the model (:func:`cpsat.solve_cpsat_native`).
+:data:`STAGES` is the list: each :class:`Stage` has a name (its progress note), its budget
+(a :class:`Split` of the route's :class:`~dlsched.solvers.deadline.Deadline`, the shares named
+in :mod:`budget`), when it runs, and what it does to the :class:`ExactState` (the hint, the
+bounds proved so far, what the route reports, and the result once a stage proved one). What
+every stage reads and no stage changes is the :class:`ExactRoute`. The hint (:mod:`hint`) comes
+before the list, from the method's deadline (:mod:`routes`).
 
-Imports go one way: pipeline -> decompose, lns -> cpsat -> lowerbound, scaling;
-pipeline -> branch.
+1. Branch and bound (:mod:`branch`, small instances with exact data, :func:`choose_strategy`):
+   a short CP-SAT warm start (which may prove the instance by itself), then the search from
+   the better of its and the hint's cost; when the search ends, its incumbent is proven
+   optimal and returned. When its share of the time runs out, its best schedule becomes the
+   hint of the next stages. Its share is ``strategy.branch_share`` of the time left.
+2. Job subsets (:mod:`decompose`, above :data:`SUBSET_MIN_TASKS` tasks): groups of jobs by
+   arrival solved exactly, their optima summed. The merged schedule replaces the hint when
+   better; if the hint meets the bound it is returned, proven, without a search. The shares of
+   this stage and the next ones are of the time left when it starts.
+3. Time-indexed LP bound (:func:`cpsat.lp_bound_stage`): the bound raised to it.
+4. Neighbourhood search (:mod:`lns`, after the subsets, when the hint is more than
+   :data:`LNS_MIN_GAP` above the bound): windows of jobs re-solved with the rest fixed; its
+   schedule is the next hint (and is returned, proven, if it meets the bound).
+5. CP-SAT (:func:`cpsat.cpsat_stage`) with everything proved so far stated in the model.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
-from dlsched.solvers.base import SolveOptions, Status
+from dlsched.solvers.base import SolverSettings, Status
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.progress import note
@@ -45,16 +43,18 @@ from .budget import (
     BRANCH_SHARE_SMALL,
     BRANCH_SMALL_TASKS,
     LNS_SHARE,
+    LP_SHARE,
     SUBSET_SHARE,
     WARM_SECONDS,
     WARM_SHARE,
     WARM_WORKERS,
 )
-from .common import RouteResult, budget
-from .cpsat import PriorBounds, _scaled_bound, lp_info, lp_stage, solve_cpsat_native
+from .common import RouteResult
+from .cpsat import DEFAULT_CONFIG, PriorBounds, cpsat_stage, lp_bound_stage, solve_cpsat_native
+from .cpsat_model import CpsatConfig
 from .decompose import SubsetBound, subset_bound
 from .lns import improve
-from .scaling import objective_unit, scale_data, scaled_objective
+from .scaling import ScaledData, objective_unit, scale_data, scaled_bound, scaled_objective
 
 #: The job-subset stage runs above this many tasks: below it one segment (max_tasks = 30 in
 #: decompose.subset_bound) would be the whole instance, and its 0.3 share of the time limit
@@ -70,7 +70,7 @@ LNS_MIN_GAP = 0.02
 #: section 7), and its cost grows quickly with the number of jobs and tasks.
 BRANCH_MAX_TASKS = 30
 BRANCH_MAX_GPUS = 8
-#: CP-SAT workers chosen by the route (unless ``options.threads`` asks for more): the full
+#: CP-SAT workers chosen by the route (unless ``settings.threads`` asks for more): the full
 #: portfolio from :data:`PORTFOLIO_MIN_TASKS` tasks on (on 30 and 60 tasks it ended with the
 #: best bound or incumbent of 1, 2 and 8 workers, benchmarks/RESULTS_hare.md section 8), one
 #: worker on the tiniest models (proven in milliseconds; the portfolio only adds start-up).
@@ -88,13 +88,13 @@ class Strategy:
     warm_start: bool = True
 
 
-def choose_strategy(instance: HareInstance, options: SolveOptions) -> Strategy:
+def choose_strategy(instance: HareInstance, settings: SolverSettings) -> Strategy:
     """The route's choice by size and shape (no user flag): the branch and bound on small
     instances with exact data and rounds of at most :data:`branch.MAX_ROUND_TASKS` tasks
     once the search is compiled (until then CP-SAT, while it compiles in the background);
-    CP-SAT workers by the number of tasks, never fewer than ``options.threads``."""
+    CP-SAT workers by the number of tasks, never fewer than ``settings.threads``."""
     tasks, gpus = instance.num_tasks, instance.num_gpus
-    workers = max(options.threads, PORTFOLIO_WORKERS if tasks >= PORTFOLIO_MIN_TASKS else 1)
+    workers = max(settings.threads, PORTFOLIO_WORKERS if tasks >= PORTFOLIO_MIN_TASKS else 1)
     small_rounds = all(j.tasks_per_round <= MAX_ROUND_TASKS for j in instance.jobs)
     if not (scale_data(instance).exact and small_rounds):
         return Strategy(0.0, workers, "cp-sat (inexact data or large rounds)")
@@ -110,169 +110,143 @@ def choose_strategy(instance: HareInstance, options: SolveOptions) -> Strategy:
     return Strategy(BRANCH_SHARE_LARGE, workers, "CP-SAT warm start, then branch and bound")
 
 
+@dataclass(frozen=True)
+class ExactRoute:
+    """What every stage of one run reads: the instance and its scaled data, the strategy, the
+    solver settings given (``settings``) and those of the stages after the branch and bound
+    (``cpsat_settings``: the strategy's CP-SAT workers), the CP-SAT switches, the keyword
+    arguments of :func:`decompose.subset_bound`, whether the subset stage runs, and whether the
+    route has a time limit."""
+
+    instance: HareInstance
+    data: ScaledData
+    strategy: Strategy
+    settings: SolverSettings
+    cpsat_settings: SolverSettings
+    config: CpsatConfig
+    subset_options: Mapping[str, Any]
+    decomposes: bool
+    unlimited: bool
+
+
+@dataclass(frozen=True)
+class ExactState:
+    """What flows from stage to stage: the best schedule so far (the next stage's hint), the
+    bounds proved (``prior``, with what the bound stages report), what the route reports, and
+    the route's result once a stage has one."""
+
+    hint: TaskSchedule | None
+    prior: PriorBounds
+    info: Mapping[str, Any] = field(default_factory=dict)
+    result: RouteResult | None = None
+
+
+@dataclass(frozen=True)
+class Split:
+    """A stage's budget from the route's deadline: ``deadline.stage(share)`` (of what is left
+    now), ``.share(share)`` (of the limit, from the stages' start) or ``.portion(share, cap)``
+    (of the limit, from now)."""
+
+    kind: str
+    share: float
+    cap: float | None = None
+
+    def of(self, deadline: Deadline) -> Deadline:
+        if self.kind == "portion":
+            return deadline.portion(self.share, cap=self.cap)
+        return deadline.share(self.share) if self.kind == "share" else deadline.stage(self.share)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage: ``name`` (its progress note), ``split`` (its budget), ``opens`` (the stages
+    from this one on split the time left when it is reached, whether it runs or not), ``when``
+    it runs and what it does (``run``)."""
+
+    name: str
+    split: Split
+    opens: bool
+    when: Callable[[ExactRoute, ExactState], bool]
+    run: Callable[[ExactRoute, ExactState, Deadline], ExactState]
+
+
 def solve_exact(
     instance: HareInstance,
-    options: SolveOptions,
+    settings: SolverSettings,
+    deadline: Deadline,
     hint: TaskSchedule | None = None,
     *,
-    deadline: Deadline | None = None,
-    subsets: bool = True,
-    subset_options: dict[str, Any] | None = None,
     strategy: Strategy | None = None,
-    **cpsat_options: Any,
+    subsets: bool = True,
+    subset_options: Mapping[str, Any] | None = None,
+    config: CpsatConfig = DEFAULT_CONFIG,
 ) -> RouteResult:
-    """Stages 1b-3 of the module docstring within ``deadline`` (default: ``options.time_limit``
-    from now; its shares are of what is left when this starts), with the threads, seed and gap
-    of ``options``; ``subset_options``: keyword arguments for :func:`decompose.subset_bound`
-    (``block_tasks``, ``max_tasks``) and ``min_tasks`` in place of :data:`SUBSET_MIN_TASKS`;
-    ``strategy``: in place of :func:`choose_strategy`'s; ``cpsat_options`` go to
-    :func:`cpsat.solve_cpsat_native`. What the route chose is in the result's ``info``
-    (``strategy``, ``num_workers_chosen``, ``branch_*``)."""
-    info: dict[str, Any] = {}
-    deadline = budget(options, deadline).stage(1.0)  # all that is left, from now
-    res = _solve_exact(
-        instance, options, deadline, hint, subsets, subset_options, strategy, cpsat_options, info
-    )
-    return RouteResult(res.schedule, res.objective, res.proof, {**info, **res.info})
+    """:data:`STAGES` in order within ``deadline`` (its shares are of what is left when this
+    starts), with the threads, seed and gap of ``settings``, from ``hint``. ``strategy``: in
+    place of :func:`choose_strategy`'s; ``subsets`` False skips the subset stage;
+    ``subset_options``: keyword arguments of :func:`decompose.subset_bound` (``block_tasks``,
+    ``max_tasks``) and ``min_tasks`` in place of :data:`SUBSET_MIN_TASKS`; ``config``: the
+    CP-SAT stages' switches. What the route chose is in the result's ``info`` (``strategy``,
+    ``num_workers_chosen``, ``branch_*``)."""
+    route = exact_route(instance, settings, deadline, strategy, subsets, subset_options, config)
+    info = {"strategy": route.strategy.reason, "num_workers_chosen": route.strategy.workers}
+    state = ExactState(hint, PriorBounds(info={"subset_bound": None}), info)
+    deadline = deadline.stage(1.0)  # all that is left, from now
+    plan = deadline
+    for stage in STAGES:
+        if stage.opens:
+            plan = deadline.stage(1.0)  # the shares from here on are of what is left now
+        if state.result is None and stage.when(route, state):
+            note(stage.name)
+            state = stage.run(route, state, stage.split.of(plan))
+    assert state.result is not None  # the CP-SAT stage always has one
+    res = state.result
+    return RouteResult(res.schedule, res.objective, res.proof, {**state.info, **res.info})
 
 
-def _solve_exact(
+def exact_route(
     instance: HareInstance,
-    options: SolveOptions,
+    settings: SolverSettings,
     deadline: Deadline,
-    hint: TaskSchedule | None,
-    subsets: bool,
-    subset_options: dict[str, Any] | None,
     strategy: Strategy | None,
-    cpsat_options: dict[str, Any],
-    info: dict[str, Any],
-) -> RouteResult:
-    """:func:`solve_exact`; what the route chose goes into ``info``."""
+    subsets: bool,
+    subset_options: Mapping[str, Any] | None,
+    config: CpsatConfig,
+) -> ExactRoute:
+    """The :class:`ExactRoute` of one run."""
     kw = dict(subset_options or {})
     min_tasks = kw.pop("min_tasks", SUBSET_MIN_TASKS)
     d = scale_data(instance)
-    strategy = choose_strategy(instance, options) if strategy is None else strategy
-    info.update(strategy=strategy.reason, num_workers_chosen=strategy.workers)
-    if strategy.branch_share > 0:
-        done, hint, branch_info = _branch_stage(instance, d, hint, options, deadline, strategy)
-        info.update(branch_info)
-        if done is not None:
-            return done
-    options = _with_workers(options, strategy.workers)
-    rest = deadline.stage(1.0)  # the later stages' shares are of what is left now
-    if not (subsets and d.exact and instance.num_tasks > min_tasks):
-        skipped = PriorBounds(info={"subset_bound": None})  # the stage did not run
-        note("CP-SAT")
-        return solve_cpsat_native(
-            instance, options, hint, deadline=rest, prior=skipped, **cpsat_options
-        )
-    note("bounds on job subsets")
-    sub = subset_bound(instance, options, deadline=rest.share(SUBSET_SHARE), **kw)
-    hint = _better(instance, hint, sub.schedule)
-    prior = _prior(sub, d.time_scale * d.weight_scale)
-    done = _proven_hint(instance, d, hint, prior)
-    if done is not None:
-        return done
-    cpsat_options = dict(cpsat_options)
-    if cpsat_options.get("lp_bound", True) and hint is not None:
-        prior = _with_lp(instance, d, hint, prior, options, rest, cpsat_options)
-        cpsat_options["lp_bound"] = False  # done here, before the search moves the hint
-    if hint is not None and not rest.unlimited and _wide_gap(instance, d, hint, prior):
-        note("neighbourhood search")
-        got = improve(instance, hint, rest.portion(LNS_SHARE), options=options)
-        hint = got.schedule
-        lns_info = {
-            "lns_steps": got.steps,
-            "lns_improvements": got.improvements,
-            "lns_window_tasks": got.window_tasks,
-        }
-        prior = replace(prior, info={**prior.info, **lns_info, "lns_seconds": got.seconds})
-        done = _proven_hint(instance, d, hint, prior)
-        if done is not None:
-            return done
-    note("CP-SAT")
-    return solve_cpsat_native(instance, options, hint, deadline=rest, prior=prior, **cpsat_options)
-
-
-def _with_lp(
-    instance: HareInstance,
-    d: Any,
-    hint: TaskSchedule,
-    prior: PriorBounds,
-    options: SolveOptions,
-    deadline: Deadline,
-    cpsat_options: dict[str, Any],
-) -> PriorBounds:
-    """Stage 3's time-indexed LP bound (:func:`cpsat.lp_stage`, its usual share of the time
-    left to ``deadline``), run before the search: the prior bounds raised to it, and what it
-    reports."""
-    note("time-indexed LP bound")
-    upper = scaled_objective(d, instance, hint)
-    lb = lp_stage(instance, d, upper, options, cpsat_options.get("lp_options"), deadline)
-    lower = prior.lower if lb is None else max(prior.lower or 0, lb.scaled)
-    return PriorBounds(lower, prior.partial, {**prior.info, **lp_info(lb, d, {})})
-
-
-def _wide_gap(
-    instance: HareInstance, d: Any, hint: TaskSchedule | None, prior: PriorBounds
-) -> bool:
-    """Whether the search of stage 2b runs: a hint more than :data:`LNS_MIN_GAP` above the
-    proven bound (or no bound)."""
-    if hint is None or LNS_SHARE <= 0:
-        return False
-    upper = scaled_objective(d, instance, hint)
-    return prior.lower is None or upper - prior.lower > LNS_MIN_GAP * upper
-
-
-def _proven_hint(
-    instance: HareInstance, d: Any, hint: TaskSchedule | None, prior: PriorBounds
-) -> RouteResult | None:
-    """The hint, proven optimal without a search, when it meets the proven lower bound (a
-    bound above it is a contradiction that certify() reports)."""
-    if hint is None or prior.lower is None:
-        return None
-    upper = scaled_objective(d, instance, hint)
-    if prior.lower < upper:
-        return None
-    unit = d.time_scale * d.weight_scale
-    proof = Proof(bound=prior.lower / unit, unit=objective_unit(d))
-    return RouteResult(hint, upper / unit, proof, {**prior.info, "returned": "hint"})
-
-
-def _with_workers(options: SolveOptions, workers: int) -> SolveOptions:
-    """The options of the later stages: ``workers`` CP-SAT workers (CP-SAT's ``num_workers``,
-    unless ``options.extra`` sets it; HiGHS keeps ``options.threads``)."""
-    return replace(options, extra={"num_workers": workers, **options.extra})
-
-
-def _branch_stage(
-    instance: HareInstance,
-    d: Any,
-    hint: TaskSchedule | None,
-    options: SolveOptions,
-    deadline: Deadline,
-    strategy: Strategy,
-) -> tuple[RouteResult | None, TaskSchedule | None, dict[str, Any]]:
-    """Stage 1b: (the proven result or None, the hint for the next stages, what it did).
-
-    If ``strategy.warm_start``, first a short CP-SAT run (:func:`_warm_start`); then the search
-    below the better of its schedule and ``hint``, until ``strategy.branch_share`` of the time
-    left to ``deadline`` (warm start included)."""
-    stage = deadline.stage(strategy.branch_share)
-    info: dict[str, Any] = {}
-    if strategy.warm_start:
-        first = _warm_start(instance, hint, options, deadline.stage(1.0))
-        info["warm_start_seconds"] = stage.elapsed()
-        if first.certified(instance.name, "exact").status == Status.OPTIMAL:
-            return first, first.schedule, {**info, "returned_by": "cp-sat warm start"}
-        hint = _better(instance, hint, first.schedule)
-    unit = d.time_scale * d.weight_scale
-    upper = (
-        scaled_objective(d, instance, hint)
-        if hint is not None
-        else d.horizon * sum(d.weight) + 1  # above every left-justified schedule
+    strategy = choose_strategy(instance, settings) if strategy is None else strategy
+    # CP-SAT's num_workers, unless settings.extra sets it; HiGHS keeps settings.threads
+    later = replace(settings, extra={"num_workers": strategy.workers, **settings.extra})
+    decomposes = subsets and d.exact and instance.num_tasks > min_tasks
+    return ExactRoute(
+        instance, d, strategy, settings, later, config, kw, decomposes, deadline.unlimited
     )
-    got = branch_and_bound(instance, d, upper, stage)
+
+
+# --- the stages, in the order of STAGES ---------------------------------------------------------
+
+
+def branch_stage(route: ExactRoute, state: ExactState, budget: Deadline) -> ExactState:
+    """Stage 1: if ``strategy.warm_start``, first :func:`warm_start`; then the search below the
+    better of its schedule and the hint, until ``strategy.branch_share`` of ``budget`` (warm
+    start included)."""
+    instance, d, hint = route.instance, route.data, state.hint
+    search = budget.share(route.strategy.branch_share)
+    info: dict[str, Any] = {}
+    if route.strategy.warm_start:
+        first = warm_start(route, hint, budget.portion(WARM_SHARE, cap=WARM_SECONDS))
+        info["warm_start_seconds"] = search.elapsed()
+        if first.certified(instance.name, "exact").status == Status.OPTIMAL:
+            info["returned_by"] = "cp-sat warm start"
+            return replace(state, info={**state.info, **info}, result=first)
+        hint = better(d, instance, hint, first.schedule)
+    upper = (
+        scaled_objective(d, instance, hint) if hint is not None else d.horizon * sum(d.weight) + 1
+    )
+    got = branch_and_bound(instance, d, upper, search)  # upper: above every left-justified one
     info.update(
         branch_proven=got.proven,
         branch_nodes=got.nodes,
@@ -282,46 +256,148 @@ def _branch_stage(
         scale_exact=d.exact,
     )
     best = got.schedule if got.schedule is not None else hint
-    if got.proven and best is not None:
-        value = got.objective if got.objective is not None else upper
-        proof = Proof(bound=value / unit, claimed_optimal=True, unit=objective_unit(d))
-        by = "branch and bound" if got.schedule is not None else "hint, proven by branch and bound"
-        return RouteResult(best, value / unit, proof, {**info, "returned_by": by}), best, info
-    return None, best, info
+    state = replace(state, hint=best, info={**state.info, **info})
+    if not (got.proven and best is not None):
+        return state
+    value = got.objective if got.objective is not None else upper
+    proof = Proof(bound=value / d.unit, claimed_optimal=True, unit=objective_unit(d))
+    by = "branch and bound" if got.schedule is not None else "hint, proven by branch and bound"
+    done = RouteResult(best, value / d.unit, proof, {**info, "returned_by": by})
+    return replace(state, result=done)
 
 
-def _warm_start(
-    instance: HareInstance, hint: TaskSchedule | None, options: SolveOptions, deadline: Deadline
-) -> RouteResult:
-    """A short CP-SAT run (:data:`WARM_WORKERS` workers, :data:`WARM_SECONDS` or
-    :data:`WARM_SHARE` of ``deadline``'s limit, no LP stage) before a search that may not end:
-    its incumbent cuts the search (from the list schedules' cost the search on
-    hetero-4gpu-6jobs visits about twice as many nodes) and seeds the later stages."""
-    warm = deadline.portion(WARM_SHARE, cap=WARM_SECONDS)
-    workers = {"num_workers": WARM_WORKERS, **options.extra}
+def warm_start(route: ExactRoute, hint: TaskSchedule | None, budget: Deadline) -> RouteResult:
+    """A short CP-SAT run (:data:`WARM_WORKERS` workers, ``budget``: :data:`WARM_SECONDS` or
+    :data:`WARM_SHARE` of the stage's time, no LP bound) before a search that may not end: its
+    incumbent cuts the search (from the list schedules' cost the search on hetero-4gpu-6jobs
+    visits about twice as many nodes) and seeds the later stages."""
+    workers = replace(route.settings, extra={"num_workers": WARM_WORKERS, **route.settings.extra})
     note("CP-SAT warm start")
-    return solve_cpsat_native(
-        instance, replace(options, extra=workers), hint, deadline=warm, lp_bound=False
+    config = CpsatConfig(lp_bound=False)
+    return solve_cpsat_native(route.instance, workers, budget, hint, config=config)
+
+
+def subset_stage(route: ExactRoute, state: ExactState, budget: Deadline) -> ExactState:
+    """Stage 2: the job-subset bound (:func:`decompose.subset_bound`) in ``budget``; its merged
+    schedule is the hint when better, returned if it meets the bound."""
+    instance = route.instance
+    sub = subset_bound(instance, route.cpsat_settings, deadline=budget, **route.subset_options)
+    hint = better(route.data, instance, state.hint, sub.schedule)
+    prior = subset_prior(sub, route.data.unit)
+    return proven_hint(route, replace(state, hint=hint, prior=prior))
+
+
+def lp_stage(route: ExactRoute, state: ExactState, budget: Deadline) -> ExactState:
+    """Stage 3: the time-indexed LP bound in ``budget``, before the search moves the hint."""
+    prior = lp_bound_stage(
+        route.instance, route.cpsat_settings, budget, state.hint, state.prior, route.config
     )
+    return replace(state, prior=prior)
 
 
-def _better(
-    instance: HareInstance, hint: TaskSchedule | None, merged: TaskSchedule | None
+def lns_stage(route: ExactRoute, state: ExactState, budget: Deadline) -> ExactState:
+    """Stage 4: the neighbourhood search from the hint in ``budget``; its schedule is the next
+    hint, returned if it meets the bound."""
+    assert state.hint is not None  # see wide_gap
+    got = improve(route.instance, state.hint, budget, settings=route.cpsat_settings)
+    lns_info = {
+        "lns_steps": got.steps,
+        "lns_improvements": got.improvements,
+        "lns_window_tasks": got.window_tasks,
+        "lns_seconds": got.seconds,
+    }
+    prior = replace(state.prior, info={**state.prior.info, **lns_info})
+    return proven_hint(route, replace(state, hint=got.schedule, prior=prior))
+
+
+def final_stage(route: ExactRoute, state: ExactState, budget: Deadline) -> ExactState:
+    """Stage 5: CP-SAT with everything proved so far stated in the model."""
+    res = cpsat_stage(
+        route.instance, route.cpsat_settings, budget, state.hint, state.prior, route.config
+    )
+    return replace(state, result=res)
+
+
+def wide_gap(
+    d: ScaledData, instance: HareInstance, hint: TaskSchedule | None, prior: PriorBounds
+) -> bool:
+    """Whether the search of stage 4 runs: a hint more than :data:`LNS_MIN_GAP` above the
+    proven bound (or no bound)."""
+    if hint is None or LNS_SHARE <= 0:
+        return False
+    upper = scaled_objective(d, instance, hint)
+    return prior.lower is None or upper - prior.lower > LNS_MIN_GAP * upper
+
+
+#: The exact route after its hint, in order (see the module docstring).
+STAGES = (
+    Stage(
+        "branch and bound",
+        Split("stage", 1.0),  # strategy.branch_share of it, the warm start included
+        True,
+        lambda r, s: r.strategy.branch_share > 0,
+        branch_stage,
+    ),
+    Stage(
+        "bounds on job subsets",
+        Split("share", SUBSET_SHARE),
+        True,
+        lambda r, s: r.decomposes,
+        subset_stage,
+    ),
+    Stage(
+        "time-indexed LP bound",
+        Split("stage", LP_SHARE),
+        False,
+        lambda r, s: r.config.lp_bound,
+        lp_stage,
+    ),
+    Stage(
+        "neighbourhood search",
+        Split("portion", LNS_SHARE),
+        False,
+        lambda r, s: (
+            r.decomposes and not r.unlimited and wide_gap(r.data, r.instance, s.hint, s.prior)
+        ),
+        lns_stage,
+    ),
+    Stage("CP-SAT", Split("stage", 1.0), False, lambda r, s: True, final_stage),
+)
+
+
+# --- what the stages share ----------------------------------------------------------------------
+
+
+def proven_hint(route: ExactRoute, state: ExactState) -> ExactState:
+    """The state with the hint as the route's result, proven optimal without a search, when it
+    meets the proven lower bound (a bound above it is a contradiction that certify() reports)."""
+    hint, prior, d = state.hint, state.prior, route.data
+    if hint is None or prior.lower is None:
+        return state
+    upper = scaled_objective(d, route.instance, hint)
+    if prior.lower < upper:
+        return state
+    proof = Proof(bound=prior.lower / d.unit, unit=objective_unit(d))
+    done = RouteResult(hint, upper / d.unit, proof, {**prior.info, "returned": "hint"})
+    return replace(state, result=done)
+
+
+def better(
+    d: ScaledData, instance: HareInstance, hint: TaskSchedule | None, other: TaskSchedule | None
 ) -> TaskSchedule | None:
-    """The better of the hint and the subsets' merged schedule (either may be None)."""
-    if merged is None:
+    """The better of the hint and another schedule (either may be None)."""
+    if other is None:
         return hint
     if hint is None:
-        return merged
-    d = scale_data(instance)
+        return other
     return (
-        merged
-        if scaled_objective(d, instance, merged) < scaled_objective(d, instance, hint)
+        other
+        if scaled_objective(d, instance, other) < scaled_objective(d, instance, hint)
         else hint
     )
 
 
-def _prior(sub: SubsetBound, unit: int) -> PriorBounds:
+def subset_prior(sub: SubsetBound, unit: int) -> PriorBounds:
     """The subset stage's bounds in scaled units, and what it reports."""
     info = {
         "subset_bound": sub.bound,
@@ -330,8 +406,17 @@ def _prior(sub: SubsetBound, unit: int) -> PriorBounds:
     }
     if not sub.partition:
         return PriorBounds(info=info)
-    partial = tuple((g.jobs, _scaled_bound(g.bound, unit)) for g in sub.partition if g.bound > 0)
-    return PriorBounds(_scaled_bound(sub.bound, unit), partial, info)
+    partial = tuple((g.jobs, scaled_bound(g.bound, unit)) for g in sub.partition if g.bound > 0)
+    return PriorBounds(scaled_bound(sub.bound, unit), partial, info)
 
 
-__all__ = ["SUBSET_MIN_TASKS", "solve_exact"]
+__all__ = [
+    "STAGES",
+    "SUBSET_MIN_TASKS",
+    "ExactRoute",
+    "ExactState",
+    "Stage",
+    "Strategy",
+    "choose_strategy",
+    "solve_exact",
+]

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dlsched.models.hare.instance import HareInstance, Task
-from dlsched.solvers import SolveOptions, SolveResult, Status, solve
+from dlsched.solvers import SolveResult, Status, solve
+from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.deadline import Deadline
-
-from .common import budget
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -54,20 +53,15 @@ def _extract(
 
 
 def solve_relaxation(
-    instance: HareInstance,
-    options: SolveOptions,
-    backend: str = "highs",
-    deadline: Deadline | None = None,
+    instance: HareInstance, settings: SolverSettings, deadline: Deadline, backend: str = "highs"
 ) -> RelaxedSolution:
     """RL exactly as printed: HiGHS on the exact linearization, or SCIP on the quadratic form,
-    in what is left of ``deadline`` (default: ``options.time_limit`` from now) once the model
-    is built."""
+    in what is left of ``deadline`` once the model is built."""
     from .model import build_relaxation  # Pyomo, when a relaxation runs
 
-    deadline = budget(options, deadline)
     form = "quadratic" if backend == "scip" else "pairs"
     model = build_relaxation(instance, form)
-    res = solve(model, backend, deadline.solve_options(options))
+    res = solve(model, backend, deadline.solve_options(settings))
     x, y = _extract(model, res)
     bound = res.bound
     if res.status == Status.OPTIMAL and bound is None:
@@ -104,22 +98,18 @@ def violated_subsets(
 
 
 def solve_strong_relaxation(
-    instance: HareInstance,
-    options: SolveOptions,
-    max_rounds: int = 50,
-    deadline: Deadline | None = None,
+    instance: HareInstance, settings: SolverSettings, deadline: Deadline, max_rounds: int = 50
 ) -> tuple[RelaxedSolution, RelaxedSolution, list[dict[str, Any]]]:
     """(RL, RL + subset cuts, history). Each round solves the MILP to optimality, in what is
-    left of ``deadline`` (default: ``options.time_limit`` from now)."""
+    left of ``deadline``."""
     from .model import add_subset_cut, build_relaxation
 
-    deadline = budget(options, deadline)
     model = build_relaxation(instance, "pairs")
     history: list[dict[str, Any]] = []
     first: RelaxedSolution | None = None
     last: RelaxedSolution | None = None
     for rnd in range(max_rounds + 1):
-        res = solve(model, "highs", deadline.solve_options(options))
+        res = solve(model, "highs", deadline.solve_options(settings))
         x, y = _extract(model, res)
         bound = res.bound if res.bound is not None else res.objective
         last = RelaxedSolution(res.status, res.objective, bound, x, y, res, {"round": rnd})

@@ -20,14 +20,16 @@ from dlsched.models import MethodOptions
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.result import Outcome, verified_outcome
-from dlsched.solvers import SolveOptions, SolveResult, Status, solve
+from dlsched.solvers import SolveResult, Status, solve
+from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.deadline import Deadline
 
 from .baselines import baseline_outcome
 from .budget import HINT_SHARE
 from .common import RouteResult, before_checking, forked, push_to_feasible
-from .cpsat import best_hint
+from .cpsat_model import CpsatConfig
+from .hint import best_hint
 from .pipeline import choose_strategy, solve_exact
 from .relaxation import (
     RelaxedSolution,
@@ -68,19 +70,19 @@ def run_exact_cpsat(
     hint = (
         best_hint(instance, deadline.share(HINT_SHARE))[1] if options.param("hint", True) else None
     )
-    # stage switches of pipeline.solve_exact, on by default (booleans: checked by run_method)
-    flags = {key: options.param(key, True) for key in ("pooled", "subsets")}
-    flags["lp_bound"] = options.param("lp", True)
+    # stage switches of the pipeline, on by default (booleans: checked by run_method)
+    config = CpsatConfig(pooled=options.param("pooled", True), lp_bound=options.param("lp", True))
     strategy = choose_strategy(instance, options.solve)
     if not branch:
         strategy = replace(strategy, branch_share=0.0, reason="cp-sat stages (exact-cpsat)")
     solved = solve_exact(
         instance,
         options.solve,
+        before_checking(deadline),
         hint,
-        deadline=before_checking(deadline),
         strategy=strategy,
-        **flags,
+        subsets=options.param("subsets", True),
+        config=config,
     )
     return _route_outcome(instance, name, deadline, solved, route="cpsat")
 
@@ -110,14 +112,14 @@ def _route_outcome(
 
 
 def _milp_schedule(
-    instance: HareInstance, transform: str, options: SolveOptions, deadline: Deadline
+    instance: HareInstance, transform: str, settings: SolverSettings, deadline: Deadline
 ) -> tuple[SolveResult, TaskSchedule | None, float]:
     """Build the pyomo.gdp model, solve it with HiGHS in the time left to ``deadline``, decode
     the incumbent."""
     from .model import build_exact_gdp, decode, to_milp  # Pyomo, when this route runs
 
     model = to_milp(build_exact_gdp(instance), transform)
-    res = solve(model, "highs", deadline.solve_options(options))
+    res = solve(model, "highs", deadline.solve_options(settings))
     if not res.has_solution:
         return replace(res, values={}), None, 0.0
     sched, shift = push_to_feasible(instance, decode(model, res.values))
@@ -225,7 +227,7 @@ def _relaxation_within_limit(
     rest follows it), model building included; when the limit passes first, the combinatorial
     bound (no solver) with status time_limit and no x^."""
     child = forked(options.deadline)
-    rel = child.run(solve_relaxation, instance, options.solve, backend, child)
+    rel = child.run(solve_relaxation, instance, options.solve, child, backend)
     return rel if rel is not None else _no_relaxation(instance)
 
 
@@ -262,7 +264,7 @@ def _strong_within_limit(instance: HareInstance, options: MethodOptions) -> Any:
     (:func:`common.forked`), model building included; None when the limit passes first."""
     rounds = int(options.param("max_rounds", 50))
     child = forked(options.deadline)
-    return child.run(solve_strong_relaxation, instance, options.solve, rounds, child)
+    return child.run(solve_strong_relaxation, instance, options.solve, child, rounds)
 
 
 def hare_variant(h: str, gpu_rule: str, name: str, relaxation: str = "rl") -> Any:

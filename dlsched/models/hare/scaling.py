@@ -8,6 +8,7 @@ restriction, whose schedules are feasible but whose bounds bound nothing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +59,11 @@ class ScaledData:
     weight: tuple[int, ...]
     horizon: int
 
+    @property
+    def unit(self) -> int:
+        """The integer objective's units per original unit: ``time_scale * weight_scale``."""
+        return self.time_scale * self.weight_scale
+
 
 def scale_data(instance: HareInstance) -> ScaledData:
     s, exact_t = power_of_ten_scale(time_values(instance))
@@ -97,6 +103,14 @@ def scaled_objective(built_data: ScaledData, instance: HareInstance, schedule: T
         w * int(round(c * built_data.time_scale))
         for w, c in zip(built_data.weight, ev.completion, strict=True)
     )
+
+
+def scaled_bound(value: float, unit: int) -> int:
+    """A proven bound in the original units as a bound in integer objective units (the value
+    times ``unit`` is an integer up to round-off when it comes from a CP-SAT run or a rounded-up
+    LP bound of a sub-instance, whose units divide ``unit``)."""
+    v = value * unit
+    return math.ceil(v - 1e-6 * max(1.0, abs(v)))
 
 
 def objective_unit(d: ScaledData) -> float | None:
