@@ -93,8 +93,8 @@ def sample(
     of its methods), run by the verify runner in this process: one JSON line per row in
     ``directory/verify.jsonl`` (a second call resumes it), each violation saved under
     ``directory/counterexamples`` (and ``shrink`` of them per method shrunk). Returns the rows of
-    these instances and the files saved; without a directory the run goes to a temporary
-    folder and nothing is kept."""
+    these instances and their counterexample files (minimal ones too); without a directory the
+    run goes to a temporary folder and nothing is kept."""
     t = theorem_of(theorem)
     if generate is not None:
         t = dataclasses.replace(t, generate=generate)
@@ -114,8 +114,20 @@ def sample(
             if r["theorem"] == t.id and r["instance_hash"] in wanted
             and r["time_limit"] == so.time_limit and r["seed"] == so.seed
         ]  # fmt: skip
-        saved = sorted((folder / COUNTEREXAMPLES).glob("*.json")) if directory else []
+        saved = [
+            path
+            for path in sorted((folder / COUNTEREXAMPLES).glob(f"{t.id}-*.json"))
+            if directory is not None and _of(path, t.id, wanted)
+        ]
     return rows, saved
+
+
+def _of(path: Path, theorem: str, hashes: set[str]) -> bool:
+    """Whether the counterexample file ``path`` is of ``theorem`` on one of the instances
+    ``hashes`` (a minimal one: shrunk from one of them)."""
+    rec = json.loads(path.read_text())["record"]
+    drawn = rec.get("shrunk_from", rec.get("instance_hash"))
+    return bool(rec.get("theorem") == theorem and drawn in hashes)
 
 
 __all__ = ["check", "load_counterexample", "recheck", "sample", "theorem_of"]
