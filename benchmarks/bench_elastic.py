@@ -10,8 +10,9 @@
 4. A_maxweight against the greedy of Jain et al. [44] and the optimum of ILP (8);
 5. Section 7's setting (300 jobs, 150 servers, T = 300): ``a-online`` (fast oracle) side by
    side with the baselines; the fast and exact oracles on slices;
-6. Theorems 1/6, 3 and 5 over sweeps, with Section 5.1's assumptions; every violation saved
-   (instance + record) in ``dlsched/models/elastic/data/violations/``;
+6. Theorems 1/6, 3 and 5 over sweeps by the verify runner (``dlsched.verify.check``), with
+   Section 5.1's assumptions; every violation of Theorems 1/6 saved (instance + verify row) in
+   ``dlsched/models/elastic/data/violations/``;
 7. short horizons (T = 10): how often each heuristic returns no schedule, beside exact.
 """
 
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dlsched.bounds import save_counterexample
 from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.elastic.algorithms import Ledger, a_maxweight, lam
@@ -35,14 +37,10 @@ from dlsched.models.elastic.colgen import full_lp
 from dlsched.models.elastic.enumerate import enumerate_all
 from dlsched.models.elastic.exact import all_columns
 from dlsched.models.elastic.generate import generate
-from dlsched.models.elastic.guarantees import (
-    COUNTEREXAMPLES,
-    max_weight_optimum,
-    oracle_record,
-    save_counterexample,
-    theorem1_record,
-)
+from dlsched.models.elastic.guarantees import assumptions, max_weight_optimum
+from dlsched.models.elastic.theorems import BY_ID, COUNTEREXAMPLES
 from dlsched.solvers import SolveOptions
+from dlsched.verify.check import check
 
 HEURISTICS = ("a-online", "a-dual", "a-maxweight", "fifo", "drf", "tiresias", "antman")
 #: Section 3's columns: (label, method, params).
@@ -214,15 +212,24 @@ def _clear_counterexamples():
         old.unlink()
 
 
-def _kinds(recs):
-    bad = [r for r in recs if r.violations]
-    return len(bad), sum(r.kind == "reading" for r in bad), sum(r.kind == "both" for r in bad)
+def _kinds(rows):
+    bad = [r for r in rows if r["holds"] is False]
+    kinds = [r["details"].get("kind") for r in bad]
+    return len(bad), kinds.count("reading"), kinds.count("both")
+
+
+def _save(inst, row):
+    """A violation of Theorem 1/6 saved as ``counterexample-<instance>.json`` (instance and the
+    verify row, :func:`dlsched.verify.check.recheck` reruns it)."""
+    return save_counterexample(inst, row, COUNTEREXAMPLES, stem=f"counterexample-{inst.name}")
+
+
+def _mincost_theorem(inst):
+    return BY_ID["003-thm1" if inst.is_ps else "003-thm6"]
 
 
 def section_oracle(lines, n):
     """Theorems 1/6 for the whole oracle; every violation saved as a counterexample."""
-    import numpy as np
-
     from dlsched.models.elastic.fastprice import FastOracle
 
     lines += [
@@ -230,7 +237,7 @@ def section_oracle(lines, n):
         "",
         f"Theorems 1/6, whole oracle: {n} random cases per architecture (2 jobs, 3 servers, "
         "T = 10, random prices, free capacity), the fast oracle (Algorithms 4-7) against the "
-        "exact minimum of (12)/(20). Every violation is saved (instance + record) in "
+        "exact minimum of (12)/(20). Every violation is saved (instance + verify row) in "
         "`dlsched/models/elastic/data/violations/` and classified: *reading* when "
         "Algorithm 4 read as keeping a PS on its PS server (lines 15-19: the largest g < N) "
         "reaches the minimum, *both* when it misses it under both readings.",
@@ -242,7 +249,7 @@ def section_oracle(lines, n):
     for arch in ("ps", "ring"):
         priced = 0
         excess = 0.0
-        recs, saved = [], []
+        rows, saved = [], []
         for seed in range(n):
             inst = generate(2, 3, seed, architecture=arch, horizon=10)
             rng = np.random.default_rng(seed)
@@ -257,99 +264,122 @@ def section_oracle(lines, n):
                 priced += 1
                 if a > b + 1e-9:
                     named = replace(inst, name=f"theorem1-oracle-{arch}-s{seed}-j{j}")
-                    rec = oracle_record(named, j, prices, free, (0, inst.horizon))
-                    recs.append(rec)
-                    saved.append(save_counterexample(named, rec, COUNTEREXAMPLES))
+                    case = {"job": j, "window": [0, inst.horizon], "prices": prices.tolist(),
+                            "free": free.tolist()}  # fmt: skip
+                    (row,) = check(_mincost_theorem(named), named, case=f"oracle-j{j}",
+                                   details=case)  # fmt: skip
+                    rows.append(row)
+                    if row["holds"] is False:
+                        saved.append(_save(named, row))
                     excess = max(excess, a - b)
-        bad, reading, both = _kinds(recs)
+        bad, reading, both = _kinds(rows)
         lines.append(
             f"| {arch} | {priced} | {bad} | {reading} | {both} | {excess:.4f} | "
             f"{', '.join(f'`{p.name}`' for p in saved) or '-'} |"
         )
 
 
-def section_theorems(lines, quick):
-    """Theorems 1/6 (whole oracle and single shapes), 3 and 5 over sweeps."""
-    import tempfile
+def section_shapes(lines, quick):
+    """Theorems 1/6 on one shape per case (:func:`.theorems.mincost_sweep`), violations saved."""
+    from dlsched.models.elastic.theorems import mincost_cases, mincost_sweep
 
-    from dlsched.models.elastic.guarantees import theorem1_sweep, theorem3_sweep, theorem5_sweep
-
-    _clear_counterexamples()
-    section_oracle(lines, 50 if quick else 150)
     lines += [
         "",
         "Theorems 1/6, one shape: the MILP of (13)/(21) against the algorithm for one "
-        "(m', p', N, q) (`theorem1_sweep`), every violation saved as above:",
+        "(m', p', N, q) (`mincost_sweep`, on the verify runner), every violation saved as above:",
         "",
         "| architecture | cases | violations | reading | both | notes (placement outside (13)) "
         "| saved |",
         "|---|---|---|---|---|---|---|",
     ]
+    count = 20 if quick else 60
     for arch in ("ps", "ring"):
-        before = set(COUNTEREXAMPLES.glob("*.json"))
-        recs = theorem1_sweep(20 if quick else 60, 7, architecture=arch, directory=COUNTEREXAMPLES)
-        saved = sorted(set(COUNTEREXAMPLES.glob("*.json")) - before)
-        bad, reading, both = _kinds(recs)
-        notes = sum(1 for r in recs if r.notes)
+        rows, _ = mincost_sweep(count, 7, architecture=arch)
+        drawn = mincost_cases(count, 7, arch)
+        saved = []
+        for r in rows:
+            if r["holds"] is False:  # saved on the instance as drawn (named after its case)
+                inst = drawn[int(r["case"][4:])][0]
+                (row,) = check(_mincost_theorem(inst), inst, case=r["case"], details=r["details"])
+                saved.append(_save(inst, row))
+        bad, reading, both = _kinds(rows)
+        notes = sum(1 for r in rows if r["note"] and r["holds"] is not False)
         lines.append(
-            f"| {arch} | {len(recs)} | {bad} | {reading} | {both} | {notes} | "
+            f"| {arch} | {len(rows)} | {bad} | {reading} | {both} | {notes} | "
             f"{', '.join(f'`{p.name}`' for p in saved) or '-'} |"
         )
     hand = load("elastic/theorem1-counterexample-both")
-    win = np.array([[0.5, 0.5, 0.0], [0.6, 0.5, 2.375]])
-    rec = theorem1_record(hand, 0, 0, 5, False, win, np.array([[5.0, 5, 0], [5, 8, 16]]))
+    case = {"m": 0, "p": 0, "n": 5, "q": False, "prices": [[0.5, 0.5, 0.0], [0.6, 0.5, 2.375]],
+            "free": [[5.0, 5, 0], [5, 8, 16]]}  # fmt: skip
+    (row,) = check("003-thm1", hand, details=case)
     lines += [
         "",
         f"Bundled `elastic/theorem1-counterexample-both` (five workers, B = 4 b): A_mincost1 "
-        f"{rec.paper:g} as written and {rec.other_reading:g} under the other reading, the MILP "
-        f"of (13) {rec.exact:g} ({rec.kind}).",
+        f"{row['value']:g} as written and {row['details']['other_reading']:g} under the other "
+        f"reading, the MILP of (13) {row['reference']:g} ({row['details']['kind']}).",
     ]
+
+
+def section_theorems(lines, quick):
+    """Theorems 1/6 (whole oracle and single shapes), 3 and 5 over sweeps."""
+    from dlsched.models.elastic.algorithms import alpha_theorem5
+    from dlsched.models.elastic.theorems import maxweight_by
+    from dlsched.verify.check import sample
+
+    _clear_counterexamples()
+    section_oracle(lines, 50 if quick else 150)
+    section_shapes(lines, quick)
     lines += [
         "",
         "Theorem 3 (OPT / A_maxweight <= 2 log lambda, tau = 8) and Section 5.1's assumptions "
-        "(a violation of Theorem 3 or 5 would be saved in the same folder):",
+        "(`003-thm3` on the verify runner: judged only where both hold):",
         "",
         "| instance | OPT | A_maxweight | ratio | 2 log lambda | w >= consumption | "
         "f/C <= 1/log lambda |",
         "|---|---|---|---|---|---|---|",
     ]
-    for r in theorem3_sweep(
-        [generate(5, 2, s) for s in range(3 if quick else 6)], 8, COUNTEREXAMPLES
-    ):
-        a = r.assumptions
+    rows, _ = sample(maxweight_by(8), 3 if quick else 6, generate=lambda s, **_: generate(5, 2, s))
+    for r in rows:
+        inst = generate(5, 2, int(r["instance"].rsplit("-s", 1)[1]))
+        f_value, lam_value = lam(inst)
+        a = assumptions(inst, lam_value, f_value)
         lines.append(
-            f"| {r.instance} | {fmt(r.optimum, 0)} | {fmt(r.algorithm, 0)} | {fmt(r.ratio, 3)} | "
-            f"{fmt(r.guarantee)} | {a['weight_at_least_consumption']} | {a['small_demand']} |"
+            f"| {inst.name} | {fmt(r['reference'], 0)} | {fmt(r['value'], 0)} | "
+            f"{fmt(r['ratio'], 3)} | {fmt(r['bound'])} | {a['weight_at_least_consumption']} | "
+            f"{a['small_demand']} |"
         )
     lines += [
         "",
-        "Theorem 5 (a-online / OPT <= 4 alpha), by `dlsched.bounds.sweep`:",
+        "Theorem 5 (a-online / OPT <= 4 alpha), `003-thm5` on the verify runner (holds: blank "
+        "where Section 5.1's assumptions fail):",
         "",
         "| instance | OPT | a-online | ratio | 4 alpha | holds | w >= consumption | "
         "f/C <= 1/log lambda |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    insts = [
-        generate(4, 2, s, architecture=a, horizon=16)
-        for a in ("ps", "ring")
-        for s in range(2 if quick else 4)
-    ]
-    with tempfile.TemporaryDirectory() as tmp:
-        rows = theorem5_sweep(insts, Path(tmp) / "t5.jsonl", COUNTEREXAMPLES)
-    for r in rows:
-        a = r["assumptions"]
-        lines.append(
-            f"| {r['instance']} | {fmt(r['reference'], 0)} | {fmt(r['objective'], 0)} | "
-            f"{fmt(r['ratio'], 3)} | {fmt(r['guarantee'], 0)} | {r['holds']} | "
-            f"{a['weight_at_least_consumption']} | {a['small_demand']} |"
-        )
+    for arch in ("ps", "ring"):
+
+        def draw(s, arch=arch, **_):
+            return generate(4, 2, s, architecture=arch, horizon=16)
+
+        rows, _ = sample("003-thm5", 2 if quick else 4, generate=draw)
+        for r in (r for r in rows if r["method"] == "a-online"):
+            inst = draw(int(r["instance"].rsplit("-s", 1)[1]))
+            f_value, lam_value = lam(inst)
+            a = assumptions(inst, lam_value, f_value)
+            assert r["bound"] == 4 * alpha_theorem5(inst, lam_value)
+            holds = "" if r["holds"] is None else r["holds"]
+            lines.append(
+                f"| {inst.name} | {fmt(r['reference'], 0)} | {fmt(r['value'], 0)} | "
+                f"{fmt(r['ratio'], 3)} | {fmt(r['bound'], 0)} | {holds} | "
+                f"{a['weight_at_least_consumption']} | {a['small_demand']} |"
+            )
     section_within(lines, quick)
     lines.append("")
 
 
 def section_within(lines, quick):
     """Theorems 3 and 5 on instances scaled until Section 5.1's assumptions hold."""
-    from dlsched.models.elastic.guarantees import theorem3_record, theorem5_record
     from dlsched.models.elastic.theorems import within_assumptions
 
     lines += [
@@ -358,20 +388,21 @@ def section_within(lines, quick):
         "capacities scaled until both hold, as `dlsched verify` draws them):",
         "",
         "| instance | w >= consumption | f/C <= 1/log lambda | Th. 3 OPT / ALG | 2 log lambda | "
-        "Th. 5 a-online / OPT | 4 alpha | fallback jobs |",
-        "|---|---|---|---|---|---|---|---|",
+        "Th. 5 a-online / OPT | 4 alpha | fallback jobs | holds |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for seed in range(2 if quick else 4):
         inst = within_assumptions(seed, 3, 2)
-        r3, r5 = theorem3_record(inst), theorem5_record(inst)
-        for rec in (r3, r5):
-            if rec.violations:
-                save_counterexample(inst, rec, COUNTEREXAMPLES)
-        a = r3.assumptions
+        (r3,) = check("003-thm3", inst)
+        r5 = next(r for r in check("003-thm5", inst) if r["method"] == "a-online")
+        fallback = len(run_method(inst, "a-online").details["fallback_jobs"])
+        f_value, lam_value = lam(inst)
+        a = assumptions(inst, lam_value, f_value)
         lines.append(
             f"| {inst.name} | {a['weight_at_least_consumption']} | {a['small_demand']} | "
-            f"{fmt(r3.ratio, 3)} | {fmt(r3.guarantee)} | {fmt(r5.ratio, 3)} | "
-            f"{fmt(r5.guarantee, 0)} | {r5.fallback_jobs} of {inst.num_jobs} |"
+            f"{fmt(r3['ratio'], 3)} | {fmt(r3['bound'])} | {fmt(r5['ratio'], 3)} | "
+            f"{fmt(r5['bound'], 0)} | {fallback} of {inst.num_jobs} | "
+            f"{r3['holds'] is not False and r5['holds'] is not False} |"
         )
 
 

@@ -178,7 +178,7 @@ def test_solver_tolerance_above_a_lattice_point_is_not_rounded_up_a_step():
     that up to 99.1 contradicted the verified schedule."""
     import numpy as np
 
-    from dlsched.models.hare.guarantees import random_small_instance
+    from dlsched.models.hare.theorems import random_small_instance
 
     assert lattice_bound(99.00000044, 0.1) == pytest.approx(99.0)
     inst = random_small_instance(np.random.default_rng(9), max_gpus=2, max_jobs=3, max_tasks=5)

@@ -408,42 +408,67 @@ class _Table:
         return np.array(self.values, dtype=float)
 
 
-def test_theorem1_record_against_the_certified_optimum() -> None:
-    from dlsched.models.ddlwmp.guarantees import noisy_predictions, theorem1, theorem1_record
+def test_theorem1_rows_against_the_certified_optimum() -> None:
+    from dlsched.models.ddlwmp.guarantees import theorem1
+    from dlsched.models.ddlwmp.theorems import noisy_predictions
+    from dlsched.verify.check import check
 
     inst = noisy_predictions(generate(4, 8, 3, gpus_per_server=4), 0.5, np.random.default_rng(1))
-    rec = theorem1_record(inst, method="a-srpt", exact=True)
+    rows = {r["method"]: r for r in check("001-thm1", inst)}
+    row = rows["a-srpt"]
     opt = run_method(inst, "exact")
-    assert rec.reference_kind == "optimum" and rec.reference == pytest.approx(opt.objective)
-    assert rec.objective == run_method(inst, "a-srpt").objective
-    assert rec.ratio == pytest.approx(rec.objective / opt.objective) and rec.ratio >= 1 - 1e-9
-    assert rec.theorem == theorem1(inst) and rec.theorem.eps_bar > 0
-    assert rec.holds is (rec.ratio <= rec.theorem.bound * (1 + 1e-6))
-    # a predictor object in place of the field: the same policy run, the same eps_bar
+    assert row["reference_kind"] == "optimum" and row["reference"] == pytest.approx(opt.objective)
+    assert row["value"] == run_method(inst, "a-srpt").objective
+    assert row["ratio"] == pytest.approx(row["value"] / opt.objective) and row["ratio"] >= 1 - 1e-9
+    rec = theorem1(inst)
+    assert row["bound"] == rec.bound and rec.eps_bar > 0
+    assert row["holds"] is (row["ratio"] <= rec.bound * (1 + 1e-6) + 1e-6)
+    # a predictor object in place of the field: the same eps_bar, the same policy run
     plain = replace(inst, jobs=tuple(replace(j, predicted_iterations=None) for j in inst.jobs))
-    assert theorem1_record(plain, exact=True, predictor=_Table(inst)) == rec
+    assert theorem1(plain, predicted=_Table(inst).predict(plain.jobs)) == rec
+    schedule, _ = run_policy(plain, "a-srpt", 1.0, _Table(inst))
+    assert check_schedule(plain, schedule).objective == pytest.approx(row["value"])
     # without the optimum the reference is a certified lower bound: the ratio can only grow
-    lower = theorem1_record(inst, method="a-srpt", exact=False)
-    assert lower.reference_kind == "lower bound" and lower.ratio >= rec.ratio - 1e-9
+    # and a ratio above the bound proves nothing (holds None, never False)
+    from dlsched.models.ddlwmp.bounds import srpt_bound
+    from dlsched.verify.theorem import Measurement
+
+    lower = srpt_bound(inst).bound
+    assert lower <= opt.objective + 1e-9 and row["value"] / lower >= row["ratio"] - 1e-9
+    assert Measurement("a-srpt", 1, lower, "lower bound", 9.0, 1.0).verdict(True) is None
 
 
-def test_theorem1_sweep_saves_every_violation(tmp_path: Path, monkeypatch) -> None:
-    """A guarantee of 0.5 fails against any optimum: every record is a saved counterexample."""
-    from dlsched.models.ddlwmp import guarantees
-
-    real = guarantees.theorem1
-    monkeypatch.setattr(guarantees, "theorem1", lambda *a, **k: replace(real(*a, **k), bound=0.5))
-    records, saved = guarantees.sweep(1, 7, directory=tmp_path, jobs=3)
-    assert [r.holds for r in records] == [False, False]
-    assert sorted(p.name for p in saved) == [
-        "counterexample-sweep-s7-0-a-srpt-perfect.json",
-        "counterexample-sweep-s7-0-a-srpt.json",
-    ]
-    data = json.loads(saved[0].read_text())
-    assert data["record"]["ratio"] > 0.5 and data["record"]["theorem"]["bound"] == 0.5
+def test_theorem1_sweep_saves_every_violation(tmp_path: Path) -> None:
+    """A guarantee of 0.5 fails against any optimum: the runner saves every row as a
+    counterexample, and each rechecks (with the theorem's own bound, it holds)."""
     from dlsched.instances import loads
+    from dlsched.models.ddlwmp.theorems import THEOREMS, noisy_predictions, sweep
+    from dlsched.verify.check import load_counterexample, recheck, sample
 
+    def draw(s: int, jobs: int | None = None, gpus: int | None = None) -> DdlwmpInstance:
+        return noisy_predictions(
+            generate(3, 8, s, gpus_per_server=4), 0.5, np.random.default_rng(s)
+        )
+
+    rows, saved = [], []
+    for t in THEOREMS:
+        half = replace(t, bound=lambda inst: 0.5)
+        got, files = sample(half, 1, 7, generate=draw, directory=tmp_path)
+        rows += [r for r in got if r["method"] in t.methods]
+        saved += files
+    assert [r["holds"] for r in rows] == [False, False]
+    assert sorted(p.name for p in saved) == sorted(
+        f"{r['theorem']}-{r['instance_hash']}-{r['method']}.json" for r in rows
+    )
+    inst, record = load_counterexample(saved[0])
+    assert record["ratio"] > 0.5 and record["bound"] == 0.5 and inst.num_jobs == 3
+    assert recheck(saved[0])["holds"] is True  # the registered theorem's own bound
+    data = json.loads(saved[0].read_text())
     assert loads(json.dumps(data["instance"])).num_jobs == 3
+    # the family's sweep: both theorems on noisy predictions, against the certified optimum
+    rows, saved = sweep(1, 7, jobs=3, workers=8)
+    assert {r["theorem"] for r in rows} == {t.id for t in THEOREMS} and saved == []
+    assert all(r["reference_kind"] == "optimum" for r in rows)
 
 
 def _virtual_completions(inst: DdlwmpInstance) -> list[float]:

@@ -1,6 +1,6 @@
 """The elastic family's algorithms (seed 003): every schedule verified and never better than
-the certified optimum; the paper's oracles against the exact ones; Theorems 1, 3 and 5 records;
-the baselines on the introduction's example."""
+the certified optimum; the paper's oracles against the exact ones; Theorems 1, 3 and 5 through
+the verify runner; the baselines on the introduction's example."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dlsched.bounds import save_counterexample
 from dlsched.instances import dumps, load, loads
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.elastic.algorithms import (
     Ledger,
     a_maxweight,
+    alpha_theorem5,
     exact_oracle,
     lam,
     paper_oracle,
@@ -24,19 +26,10 @@ from dlsched.models.elastic.algorithms import (
 from dlsched.models.elastic.baselines import greedy_maxweight
 from dlsched.models.elastic.enumerate import enumerate_all
 from dlsched.models.elastic.generate import generate
-from dlsched.models.elastic.guarantees import (
-    COUNTEREXAMPLES,
-    load_counterexample,
-    max_weight_optimum,
-    recheck_oracle,
-    recheck_theorem1,
-    save_counterexample,
-    theorem1_record,
-    theorem1_sweep,
-    theorem3_record,
-    theorem5_record,
-)
+from dlsched.models.elastic.guarantees import assumptions, max_weight_optimum
+from dlsched.models.elastic.theorems import COUNTEREXAMPLES, maxweight_by, mincost_sweep
 from dlsched.solvers import Status
+from dlsched.verify.check import check, load_counterexample, recheck
 
 HEURISTICS = ("a-online", "a-dual", "a-maxweight", "fifo", "drf", "tiresias", "antman")
 
@@ -106,6 +99,13 @@ def _theorem1_counterexample():
     return inst
 
 
+def _mincost(inst, n: int, win, room) -> dict:
+    """Theorem 1's row on one case: worker type 0, PS type 0, ``n`` workers, q = 0."""
+    case = {"m": 0, "p": 0, "n": n, "q": False, "prices": win, "free": room}
+    (row,) = check("003-thm1", inst, details=case)
+    return row
+
+
 def test_theorem1_counterexample_a_mincost1_misses_the_optimum(tmp_path) -> None:
     """Prices over the window: a vCPU on ps-home costs 10, a GPU there 0.01, cheap is free.
     A_mincost1 puts all three workers on cheap, whose PS count then is ceil(0) = 0, so it
@@ -114,28 +114,35 @@ def test_theorem1_counterexample_a_mincost1_misses_the_optimum(tmp_path) -> None
     inst = _theorem1_counterexample()
     win = np.array([[0.0, 0.0], [0.01, 10.0]])
     room = np.array([[3.0, 8.0], [3.0, 8.0]])
-    rec = theorem1_record(inst, 0, 0, 3, False, win, room)
-    assert rec.paper == pytest.approx(30.0) and rec.exact == pytest.approx(10.01)
-    assert rec.violations and "Theorem 1" in rec.violations[0]
-    path = save_counterexample(inst, rec, tmp_path)
-    assert json.loads(path.read_text())["record"]["exact"] == pytest.approx(10.01)
+    row = _mincost(inst, 3, win, room)
+    assert row["value"] == pytest.approx(30.0) and row["reference"] == pytest.approx(10.01)
+    assert row["method"] == "A_mincost1" and row["holds"] is False
+    path = save_counterexample(inst, row, tmp_path, stem="cx")
+    assert json.loads(path.read_text())["record"]["reference"] == pytest.approx(10.01)
+    assert recheck(path)["value"] == pytest.approx(30.0)
 
 
 @pytest.mark.parametrize(("arch", "count", "seed"), [("ps", 60, 7), ("ring", 25, 3)])
 def test_theorem1_sweep_saves_every_violation(arch: str, count: int, seed: int, tmp_path) -> None:
     """The MILP of (13)/(21) bounds the algorithm from below (outside the noted placements
     (13a) excludes); each violation is saved and reproduces from its file."""
-    recs = theorem1_sweep(count, seed, architecture=arch, directory=tmp_path)
-    for rec in recs:
-        if rec.exact is not None and np.isfinite(rec.paper) and not rec.notes:
-            assert rec.paper >= rec.exact - 1e-6
-    bad = {f"counterexample-{r.instance}.json": r for r in recs if r.violations}
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(bad)
-    assert bool(bad) == (arch == "ps")  # seed 7 finds two under PS (docs/errata.md, seed 003)
-    for name, rec in bad.items():
-        again = recheck_theorem1(tmp_path / name)
-        assert again.paper == pytest.approx(rec.paper) and again.exact == pytest.approx(rec.exact)
-        assert again.violations and again.kind == rec.kind
+    rows, saved = mincost_sweep(count, seed, architecture=arch, directory=tmp_path)
+    assert len(rows) == count
+    for r in rows:
+        if r["reference"] is not None and np.isfinite(r["value"]) and "(13" not in r["note"]:
+            assert r["value"] >= r["reference"] - 1e-6
+    bad = {f"{r['theorem']}-{r['instance_hash']}-{r['method']}-{r['case']}.json": r
+           for r in rows if r["holds"] is False}  # fmt: skip
+    assert sorted(p.name for p in saved) == sorted(bad)
+    # seed 7 finds two under PS (docs/errata.md, seed 003), the bundled files' cases
+    assert sorted(r["case"] for r in bad.values()) == (["case35", "case51"] if arch == "ps" else [])
+    for path in saved:
+        rec, again = bad[path.name], recheck(path)
+        assert again["value"] == pytest.approx(rec["value"])
+        assert again["reference"] == pytest.approx(rec["reference"])
+        assert again["holds"] is False and again["details"]["kind"] == rec["details"]["kind"]
+        bundled = COUNTEREXAMPLES / f"counterexample-theorem1-ps-s7-{rec['case'][4:]}.json"
+        assert load_counterexample(bundled)[1]["value"] == pytest.approx(rec["value"])
 
 
 def test_theorem1_violations_by_reading_of_algorithm_4() -> None:
@@ -145,28 +152,30 @@ def test_theorem1_violations_by_reading_of_algorithm_4() -> None:
     worker and one PS on ps-home cost 15.1."""
     inst = _theorem1_counterexample()
     win = np.array([[0.0, 0.0], [0.01, 10.0]])
-    rec = theorem1_record(inst, 0, 0, 3, False, win, np.array([[3.0, 8.0], [3.0, 8.0]]))
-    assert rec.kind == "reading" and rec.other_reading == pytest.approx(rec.exact)
+    row = _mincost(inst, 3, win, np.array([[3.0, 8.0], [3.0, 8.0]]))
+    assert row["details"]["kind"] == "reading"
+    assert row["details"]["other_reading"] == pytest.approx(row["reference"])
     both = load("elastic/theorem1-counterexample-both")
     win = np.array([[0.5, 0.5, 0.0], [0.6, 0.5, 2.375]])
     room = np.array([[5.0, 5.0, 0.0], [5.0, 8.0, 16.0]])
-    rec = theorem1_record(both, 0, 0, 5, False, win, room)
-    assert rec.paper == pytest.approx(25.0) and rec.other_reading == pytest.approx(25.0)
-    assert rec.exact == pytest.approx(15.1) and rec.kind == "both"
+    row = _mincost(both, 5, win, room)
+    assert row["value"] == pytest.approx(25.0)
+    assert row["details"]["other_reading"] == pytest.approx(25.0)
+    assert row["reference"] == pytest.approx(15.1) and row["details"]["kind"] == "both"
 
 
 def test_every_saved_counterexample_still_violates_theorem_1() -> None:
-    """The files the benchmark saved in data/violations reproduce their records."""
+    """The files the benchmark saved in data/violations reproduce their rows."""
     files = sorted(COUNTEREXAMPLES.glob("counterexample-theorem1-*.json"))
-    assert files
+    assert len(files) == 3
     for path in files:
         _, saved = load_counterexample(path)
-        oracle = "oracle" in path.name
-        again = recheck_oracle(path) if oracle else recheck_theorem1(path)
-        assert again.violations, path.name
-        assert again.paper == pytest.approx(saved["paper"]), path.name
-        assert again.exact == pytest.approx(saved["exact"]), path.name
-        assert again.kind == saved["kind"], path.name
+        again = recheck(path)
+        assert saved["holds"] is False and again["holds"] is False, path.name
+        assert again["method"] == ("A_mincost" if "oracle" in path.name else "A_mincost1")
+        assert again["value"] == pytest.approx(saved["value"]), path.name
+        assert again["reference"] == pytest.approx(saved["reference"]), path.name
+        assert again["details"]["kind"] == saved["details"]["kind"] == "reading", path.name
 
 
 def _lambda_by_enumeration(inst) -> float:
@@ -187,33 +196,41 @@ def test_theorem3_and_5_guarantees_by_hand_on_ring_2jobs() -> None:
     Theorem 5: log2 w(J) - log2 w_min = log2 3 = 1.585 over 1 + log2 log2(43/3) -
     log2(2 log2(43/3) - 1) = 1 + 1.942 - 2.740 = 0.201 is 7.88, so alpha = 8 and 4 alpha = 32."""
     inst = load("elastic/ring-2jobs")
-    rec3 = theorem3_record(inst, tau=10)
-    assert rec3.lam == pytest.approx(43 / 3)
-    assert rec3.guarantee == pytest.approx(7.6826, abs=1e-4)
-    assert rec3.algorithm <= rec3.optimum + 1e-9
-    rec5 = theorem5_record(inst)
-    assert rec5.alpha == 8 and rec5.guarantee == 32.0
+    (row3,) = check(maxweight_by(10), inst)
+    assert row3["details"]["lambda"] == pytest.approx(43 / 3) and row3["details"]["tau"] == 10
+    assert row3["bound"] == pytest.approx(7.6826, abs=1e-4)
+    assert row3["value"] <= row3["reference"] + 1e-9
+    rows5 = {r["method"]: r for r in check("003-thm5", inst)}
+    assert alpha_theorem5(inst, lam(inst)[1]) == 8 and rows5["a-online"]["bound"] == 32.0
 
 
-def test_theorem3_record_and_greedy_of_jain() -> None:
+def test_theorem3_rows_and_greedy_of_jain() -> None:
     inst = generate(5, 2, 2)
-    rec = theorem3_record(inst, tau=8)
-    assert rec.algorithm <= rec.optimum + 1e-9
-    assert rec.lam == pytest.approx(_lambda_by_enumeration(inst))  # pricing vs enumeration
-    assert set(rec.assumptions) >= {"weight_at_least_consumption", "small_demand"}
+    (row,) = check(maxweight_by(8), inst)
+    assert row["value"] <= row["reference"] + 1e-9
+    assert row["reference"] == pytest.approx(max_weight_optimum(inst, 8))
+    assert row["details"]["lambda"] == pytest.approx(_lambda_by_enumeration(inst))  # pricing
+    f_value, lam_value = lam(inst)
+    assert {"weight_at_least_consumption", "small_demand"} <= set(
+        assumptions(inst, lam_value, f_value)
+    )
     greedy = greedy_maxweight(inst, list(range(inst.num_jobs)), (0, 8))
     assert sum(inst.jobs[j].weight for j, _, _ in greedy) <= max_weight_optimum(inst, 8) + 1e-9
-    _, lam_value = lam(inst)
     got = a_maxweight(inst, list(range(inst.num_jobs)), (0, 8), Ledger(inst), lam_value)
-    assert sum(inst.jobs[j].weight for j, _, _ in got) == pytest.approx(rec.algorithm)
+    assert sum(inst.jobs[j].weight for j, _, _ in got) == pytest.approx(row["value"])
 
 
-def test_theorem5_record_reports_ratio_and_assumptions() -> None:
-    rec = theorem5_record(load("elastic/ring-2jobs"))
-    assert rec.optimum == 20.0 and rec.ratio is not None and rec.ratio >= 1.0
-    assert rec.ratio == pytest.approx(rec.online / 20.0)
-    assert rec.ratio <= rec.guarantee  # 32, by hand above
-    assert "small_demand" in rec.assumptions
+def test_theorem5_rows_report_ratio_and_assumptions() -> None:
+    inst = load("elastic/ring-2jobs")
+    rows = {r["method"]: r for r in check("003-thm5", inst)}
+    row = rows["a-online"]
+    assert rows["exact"]["value"] == 20.0 and row["reference_kind"] == "optimum"
+    assert row["ratio"] is not None and row["ratio"] >= 1.0
+    assert row["ratio"] == pytest.approx(row["value"] / 20.0)
+    assert row["ratio"] <= row["bound"]  # 32, by hand above
+    assert row["applies"] is (row["why_not"] is None)  # Section 5.1's assumptions, checked
+    f_value, lam_value = lam(inst)
+    assert "small_demand" in assumptions(inst, lam_value, f_value)
 
 
 # --- no room before the horizon ------------------------------------------------------------

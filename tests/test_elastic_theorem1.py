@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dlsched.instances import load
-from dlsched.models.elastic.guarantees import theorem1_record
+from dlsched.models.elastic.guarantees import problem13_costs
 from dlsched.models.elastic.instance import ElasticInstance, Server
+from dlsched.verify.check import check
 
 TWO = "elastic/theorem1-counterexample-two-workers"
 #: The prices over the window and the free capacity its description states ([h][gpu, cpu, mem]).
@@ -58,10 +59,12 @@ def test_two_workers_miss_the_optimum_under_both_readings() -> None:
     assert float(TWO_WIN[1] @ inst.worker_types[0].demand) == 2.0  # a worker on ps-home
     assert float(TWO_WIN[1] @ inst.ps_types[0].demand) == 3.0  # a PS on ps-home
     assert problem13_brute_force(inst, 2, TWO_WIN, TWO_ROOM) == pytest.approx(6.0)
-    rec = theorem1_record(inst, 0, 0, 2, False, TWO_WIN, TWO_ROOM)
-    assert rec.exact == pytest.approx(6.0)
-    assert rec.paper == pytest.approx(8.0) and rec.other_reading == pytest.approx(8.0)
-    assert rec.kind == "both" and rec.violations
+    case = {"m": 0, "p": 0, "n": 2, "q": False, "prices": TWO_WIN, "free": TWO_ROOM}
+    (row,) = check("003-thm1", inst, details=case)
+    assert row["reference"] == pytest.approx(6.0) and row["reference_kind"] == "optimum"
+    assert row["value"] == pytest.approx(8.0) and row["holds"] is False
+    assert row["details"]["other_reading"] == pytest.approx(8.0)
+    assert row["details"]["kind"] == "both"
 
 
 def test_five_workers_brute_force_agrees_with_the_bundled_figures() -> None:
@@ -99,14 +102,14 @@ def test_milp_of_13_equals_brute_force_and_keep_a_ps_is_exact_with_one_worker(ca
     with one worker, keeping a PS reaches it (the worker is always remote from the PSs)."""
     inst, n, win, room = case
     brute = problem13_brute_force(inst, n, win, room)
-    rec = theorem1_record(inst, 0, 0, n, False, win, room)
+    paper, exact, other = problem13_costs(inst, 0, 0, n, False, win, room)
     if brute is None:
-        assert rec.exact is None
-        assert math.isinf(rec.paper) and rec.other_reading is not None
-        assert math.isinf(rec.other_reading)
+        assert exact is None
+        assert math.isinf(paper) and other is not None
+        assert math.isinf(other)
         return
-    assert rec.exact == pytest.approx(brute, abs=1e-6)
-    assert rec.other_reading is not None
-    assert rec.paper >= brute - 1e-6 and rec.other_reading >= brute - 1e-6
+    assert exact == pytest.approx(brute, abs=1e-6)
+    assert other is not None
+    assert paper >= brute - 1e-6 and other >= brute - 1e-6
     if n == 1:
-        assert rec.other_reading == pytest.approx(brute, abs=1e-6)
+        assert other == pytest.approx(brute, abs=1e-6)

@@ -13,17 +13,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dlsched.bounds import save_counterexample
 from dlsched.instances import from_dict, load
 from dlsched.models import MethodOptions, run_method
-from dlsched.models.hare.guarantees import (
-    random_small_instance,
-    save_counterexample,
-    theorem4_record,
-)
-from dlsched.models.hare.theorems import sweep
+from dlsched.models.hare.theorems import random_small_instance, sweep
 from dlsched.solvers import SolveOptions, Status
+from dlsched.verify.check import check, recheck, theorem_of
 
 SO = SolveOptions(time_limit=60)
+
+
+def by_method(rows: list[dict]) -> dict[str, dict]:
+    return {r["method"]: r for r in rows}
 
 
 def single_gpu_optimum(inst) -> float:
@@ -51,47 +52,53 @@ def lemma3_alpha(inst) -> float:
     return max(ratios)
 
 
+#: Theorem 4 measured on Algorithm 1 and on its variant with Queyranne's inequalities.
+THEOREM4_BOTH = dataclasses.replace(theorem_of("002-thm4"), methods=("hare", "hare-strong"))
+
+
 def test_bundled_counterexample_violates_theorem4_as_printed(tmp_path):
     inst = load("hare/theorem4-counterexample")
-    rec = theorem4_record(inst, SO, ("hare", "hare-strong"))
-    assert rec.alpha == 1.0 and rec.guarantee == 3.0
-    assert rec.optimum == pytest.approx(2029.0)  # Smith's rule: b first
-    assert rec.relaxation == pytest.approx(2019.0, rel=1e-6)  # all slack of (9) on job d
-    assert rec.algorithm["hare"] == pytest.approx(7019.0)  # SPT order from H_i
-    assert rec.ratio["hare"] > rec.guarantee
-    assert any("Theorem 4: hare/OPT" in v for v in rec.violations)
+    rows = by_method(check(THEOREM4_BOTH, inst, SO))
+    hare = rows["hare"]
+    assert hare["details"]["alpha"] == 1.0 and hare["bound"] == 3.0
+    assert rows["exact-cpsat"]["value"] == pytest.approx(2029.0)  # Smith's rule: b first
+    assert rows["relaxation"]["value"] == pytest.approx(2019.0, rel=1e-6)  # slack of (9) on d
+    assert hare["value"] == pytest.approx(7019.0)  # SPT order from H_i
+    assert hare["ratio"] > hare["bound"] and hare["holds"] is False
+    assert [m for m, r in rows.items() if r["holds"] is False] == ["hare"]
     # with Queyranne's subset inequalities Lemma 2 holds and Algorithm 1 finds the optimum
-    assert rec.algorithm["hare-strong"] == pytest.approx(rec.optimum)
-    assert rec.optimum == pytest.approx(single_gpu_optimum(inst))
-    path = save_counterexample(inst, rec, tmp_path)
+    assert rows["hare-strong"]["value"] == pytest.approx(rows["exact-cpsat"]["value"])
+    assert rows["hare-strong"]["holds"] is True
+    assert hare["reference"] == pytest.approx(single_gpu_optimum(inst))
+    # saved as the verify runner saves it, the file loads and rechecks to the same violation
+    path = save_counterexample(inst, hare, tmp_path, stem="thm4")
     saved = json.loads(path.read_text())
     assert from_dict(saved["instance"]) == inst
-    assert saved["record"]["violations"] == list(rec.violations)
+    again = recheck(path, SO)
+    assert again["holds"] is False and again["ratio"] == pytest.approx(hare["ratio"])
 
 
 def test_counterexample_with_positive_sync_violates_theorem4():
     """E002-7/E002-8: the counterexample does not rest on reading 0/0 as 1 in alpha."""
     inst = load("hare/theorem4-counterexample-sync")
     assert all(s > 0 for j in inst.jobs for s in j.sync_time)
-    rec = theorem4_record(inst, SO, ("hare", "hare-strong"))
-    assert rec.optimum_status == "optimal"
-    assert lemma3_alpha(inst) == rec.alpha == 1.0 and rec.guarantee == 3.0
+    rows = by_method(check(THEOREM4_BOTH, inst, SO))
+    hare, opt = rows["hare"], rows["exact-cpsat"]
+    assert opt["status"] == "optimal" and opt["reference_kind"] == "optimum"
+    assert lemma3_alpha(inst) == hare["details"]["alpha"] == 1.0 and hare["bound"] == 3.0
     # Smith's rule (b first, then the light jobs, d last), checked by enumeration
-    assert rec.optimum == pytest.approx(2079.505)
+    assert opt["value"] == pytest.approx(2079.505)
     assert single_gpu_optimum(inst) == pytest.approx(2079.505)
-    assert rec.relaxation == pytest.approx(2069.505, rel=1e-6)  # all slack of (9) on d again
-    hare = run_method(inst, "hare", MethodOptions(solve=SO))
-    starts = {inst.jobs[n].name: x for (n, _r, _k), (_g, x) in hare.solution.as_dict().items()}
+    assert rows["relaxation"]["value"] == pytest.approx(2069.505, rel=1e-6)  # slack on d again
+    out = run_method(inst, "hare", MethodOptions(solve=SO))
+    starts = {inst.jobs[n].name: x for (n, _r, _k), (_g, x) in out.solution.as_dict().items()}
     assert sorted(starts[f"a{k}"] for k in range(1, 6)) == [0, 1, 2, 3, 4]
     assert starts["b"] == 5 and starts["d"] == 7  # b waits for the five light jobs
-    assert rec.algorithm["hare"] == hare.objective == pytest.approx(7069.505)
-    assert rec.ratio["hare"] == pytest.approx(7069.505 / 2079.505)
-    assert rec.ratio["hare"] > 3.39 > rec.guarantee
-    assert [v for v in rec.violations if v.startswith("Theorem 4: hare/OPT")] == list(
-        rec.violations
-    )
-    assert len(rec.violations) == 1
-    assert rec.algorithm["hare-strong"] == pytest.approx(rec.optimum)
+    assert hare["value"] == out.objective == pytest.approx(7069.505)
+    assert hare["ratio"] == pytest.approx(7069.505 / 2079.505)
+    assert hare["ratio"] > 3.39 > hare["bound"]
+    assert [m for m, r in rows.items() if r["holds"] is False] == ["hare"]
+    assert rows["hare-strong"]["value"] == pytest.approx(opt["value"])
 
 
 @settings(
@@ -107,16 +114,18 @@ def test_theorem4_property_random_small(tmp_path_factory, seed):
     inst = random_small_instance(
         np.random.default_rng(seed), max_gpus=3, max_jobs=3, max_tasks=5, name=f"prop-{seed}"
     )
-    rec = theorem4_record(inst, SO, ("hare", "hare-assigned", "hare-eft"))
-    assert rec.optimum is not None
-    assert rec.relaxation_ratio is not None and rec.relaxation_ratio <= 1 + 1e-6
-    for name, r in rec.ratio.items():
-        assert r >= 1 - 1e-9, name  # no heuristic beats the certified optimum
-    theorem = [v for v in rec.violations if v.startswith("Theorem 4")]
-    assert len(theorem) == len(rec.violations)  # anything else is a bug, not a finding
-    if theorem:  # a finding: save it and report it in the test summary
-        path = save_counterexample(inst, rec, tmp_path_factory.mktemp("hare-counterexamples"))
-        warnings.warn(f"Theorem 4 counterexample saved to {path}: {theorem}", stacklevel=1)
+    theorem = dataclasses.replace(THEOREM4_BOTH, methods=("hare", "hare-assigned", "hare-eft"))
+    rows = by_method(check(theorem, inst, SO))
+    assert rows["exact-cpsat"]["reference_kind"] == "optimum"
+    rl = rows["relaxation"]
+    assert rl["ratio"] is not None and rl["ratio"] <= 1 + 1e-6 and rl["holds"] is True
+    for name in theorem.methods:
+        assert rows[name]["ratio"] >= 1 - 1e-9, name  # no heuristic beats the certified optimum
+    bad = [m for m, r in rows.items() if r["holds"] is False]
+    assert set(bad) <= set(theorem.methods)  # anything else is a bug, not a finding
+    if bad:  # a finding: save it and report it in the test summary
+        path = save_counterexample(inst, rows[bad[0]], tmp_path_factory.mktemp("hare-cx"))
+        warnings.warn(f"Theorem 4 counterexample saved to {path}: {bad}", stacklevel=1)
 
 
 def test_sweep_runs_on_the_core_runner_and_saves_every_violation(tmp_path):
@@ -141,8 +150,7 @@ def test_sweep_runs_on_the_core_runner_and_saves_every_violation(tmp_path):
     for name, inst in instances.items():
         ref = next(r for r in rows if r["instance"] == name and r["method"] == "exact-cpsat")
         alg = next(r for r in rows if r["instance"] == name and r["method"] == "hare")
-        rec = ref["details"]["record"]
-        assert rec["alpha"] == lemma3_alpha(inst)
+        assert alg["details"]["alpha"] == lemma3_alpha(inst)
         assert alg["bound"] == pytest.approx(flagged(inst))
         milp = run_method(inst, "exact-milp", MethodOptions(solve=SO))
         assert ref["reference_kind"] == "optimum" and milp.status == Status.OPTIMAL
@@ -167,16 +175,19 @@ def test_sweep_runs_on_the_core_runner_and_saves_every_violation(tmp_path):
         assert (tiny.num_gpus, tiny.num_tasks) == (1, 1)
 
 
-def test_sweep_keeps_its_records_and_resumes(tmp_path):
-    """The family's sweep (kept for the notebook) returns Theorem 4 records read back from the
-    core's log; a second call reuses the log instead of solving again."""
-    records, saved = sweep(2, seed=3, directory=tmp_path, solve_options=SO, max_tasks=4)
-    assert [r.instance for r in records] == ["002-thm4-s3", "002-thm4-s4"]
-    assert all(r.optimum_status == "optimal" and r.ratio["hare"] >= 1 - 1e-9 for r in records)
+def test_sweep_keeps_its_rows_and_resumes(tmp_path):
+    """The family's sweep (kept for the notebook) returns the core's rows of Theorem 4 read back
+    from its log; a second call reuses the log instead of solving again."""
+    rows, saved = sweep(2, seed=3, directory=tmp_path, solve_options=SO, max_tasks=4)
+    assert sorted({r["instance"] for r in rows}) == ["002-thm4-s3", "002-thm4-s4"]
+    assert {r["method"] for r in rows} == {"exact-cpsat", "relaxation", "hare"}
+    opt = [r for r in rows if r["method"] == "exact-cpsat"]
+    assert all(r["status"] == "optimal" for r in opt)
+    assert all(r["ratio"] >= 1 - 1e-9 and r["holds"] for r in rows if r["method"] == "hare")
     assert saved == []
     lines = (tmp_path / "verify.jsonl").read_text()
     again, _ = sweep(2, seed=3, directory=tmp_path, solve_options=SO, max_tasks=4)
-    assert again == records and (tmp_path / "verify.jsonl").read_text() == lines
+    assert again == rows and (tmp_path / "verify.jsonl").read_text() == lines
 
 
 def test_lemma2_shrinks_the_bundled_counterexample_to_a_local_minimum():

@@ -212,11 +212,9 @@ def test_a_theorem1_violation_of_seed_003_is_shrunk_with_its_case_kept(tmp_path:
     prices), jobs and workers are removed. The bundled counterexample (A_mincost1 pays 30, the
     MILP of (13) 10.01), padded with a second job and an expensive third server, shrinks to one
     job on the two servers (q = 0 needs two) with one worker (A_mincost1 pays 10, the MILP 0)."""
-    import numpy as np
-
     from dlsched.instances import load
-    from dlsched.models.elastic.guarantees import theorem1_record
     from dlsched.models.elastic.theorems import mincost_replay, mincost_shrink
+    from dlsched.verify.check import check
 
     base = load("elastic/theorem1-counterexample")
     spare = dataclasses.replace(base.servers[1], name="spare")
@@ -242,8 +240,7 @@ def test_a_theorem1_violation_of_seed_003_is_shrunk_with_its_case_kept(tmp_path:
     assert record["holds"] is False and record["case"] == "case0"
 
     def violated(inst, c) -> bool:  # type: ignore[no-untyped-def]
-        win, room = np.array(c["prices"], dtype=float), np.array(c["free"], dtype=float)
-        return bool(theorem1_record(inst, c["m"], c["p"], c["n"], c["q"], win, room).violations)
+        return any(r["holds"] is False for r in check(theorem, inst, case="case0", details=c))
 
     assert violated(big, details) and violated(small, case)
     assert not [c for c in mincost_shrink(small, case) if violated(*c)]  # no smaller one left

@@ -5,7 +5,7 @@ theorem gives beside the measured ratio; resumable sweeps; counterexamples kept,
   (the exact one) and returns :class:`Comparison` records; ``reference_kind`` says whether the
   reference is a proven optimum or only a lower bound (a time-limited exact run).
 - :mod:`.guarantees`: the guarantee of a method (its family's theorems, or one registered at
-  run time) and :data:`SLACK`.
+  run time), and the one rule a ratio holds its bound by (:func:`verdict`, :data:`SLACK`).
 - :mod:`.table`: the records as a plain-text table.
 - :mod:`.sweeps`: :func:`sweep` compares over many instances, appending one JSON line per
   record as it finishes, so an interrupted sweep resumes where it stopped.
@@ -27,7 +27,14 @@ from dlsched.bounds.comparisons import (
     to_frame,
 )
 from dlsched.bounds.counterexample import save_counterexample
-from dlsched.bounds.guarantees import GUARANTEES, SLACK, guarantee_for, register_guarantee
+from dlsched.bounds.guarantees import (
+    GUARANTEES,
+    SLACK,
+    guarantee_for,
+    register_guarantee,
+    verdict,
+    within,
+)
 from dlsched.bounds.log import append_line, locked_log, parse_record, repair_tail
 from dlsched.bounds.sweeps import SWEEP_KEY, sweep
 from dlsched.bounds.table import TABLE_COLUMNS, format_table
@@ -52,4 +59,6 @@ __all__ = [
     "save_counterexample",
     "sweep",
     "to_frame",
+    "verdict",
+    "within",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from dlsched.bounds.guarantees import SLACK, guarantee_for
+from dlsched.bounds.guarantees import guarantee_for, verdict
 from dlsched.errors import OptionError
 from dlsched.models import MethodOptions, run_method
 from dlsched.models import methods as family_methods
@@ -64,11 +64,7 @@ def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
         gap = ratio - 1
     g = guarantee_for(instance.family, out.method)
     bound = g.bound(instance) if g else None
-    holds = None
-    if bound is not None and ratio is not None and value_kind == "objective":
-        holds = ratio <= bound * (1 + SLACK)
-        if not holds and kind != "optimum":
-            holds = None  # against a lower bound a large ratio proves nothing
+    holds = verdict(ratio, bound, kind) if value_kind == "objective" else None
     return Comparison(
         instance=out.instance,
         instance_hash=out.instance_hash,

@@ -1,4 +1,6 @@
-"""The guarantee of a method: the bound a theorem gives its ratio to the optimum.
+"""The guarantee of a method: the bound a theorem gives its ratio to the optimum, and the one
+rule (:func:`verdict`, with :data:`SLACK`) by which a measured ratio holds or violates it, in
+``dlsched compare`` and ``dlsched verify`` alike.
 
 A family's guarantees come from its theorems (:meth:`dlsched.families.Family.guarantees`);
 :func:`register_guarantee` adds one at run time (a user's conjecture, a test's), ahead of them.
@@ -6,14 +8,34 @@ A family's guarantees come from its theorems (:meth:`dlsched.families.Family.gua
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from dlsched import families
 from dlsched.families import Guarantee
 
-#: Relative slack before a measured ratio counts as violating a guarantee (solver tolerances).
+#: Slack before a measured ratio counts as violating its bound (solver tolerances): relative
+#: and absolute (:func:`within`); the package's only one.
 SLACK = 1e-6
+
+
+def within(value: float, bound: float) -> bool:
+    """``value`` <= ``bound`` up to :data:`SLACK` (relative and absolute); an infinite bound
+    holds everything."""
+    return not math.isfinite(bound) or value <= bound * (1 + SLACK) + SLACK
+
+
+def verdict(ratio: float | None, bound: float | None, reference_kind: str) -> bool | None:
+    """Whether ``ratio`` (oriented so that the claim reads ratio <= bound) holds: None when
+    either is unknown, and when it exceeds the bound against a mere lower bound (that proves
+    nothing); False, a violation, only against a certified optimum (or an exact value)."""
+    if bound is None or ratio is None:
+        return None
+    if within(ratio, bound):
+        return True
+    return False if reference_kind in ("optimum", "exact") else None
+
 
 #: (family, method) -> guarantee registered at run time (a user's conjecture, a test's);
 #: these take precedence over the family's own theorems.
@@ -29,4 +51,4 @@ def guarantee_for(family: str, method: str) -> Guarantee | None:
     return GUARANTEES.get((family, method)) or families.get(family).guarantees().get(method)
 
 
-__all__ = ["GUARANTEES", "SLACK", "guarantee_for", "register_guarantee"]
+__all__ = ["GUARANTEES", "SLACK", "guarantee_for", "register_guarantee", "verdict", "within"]

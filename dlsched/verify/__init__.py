@@ -5,6 +5,9 @@ certified references, serially or on Dask, resumable, with violations shrunk and
   family's ``theorems()``).
 - :mod:`.runner`: tasks, the log (:mod:`dlsched.bounds`' locked, fsynced log), counterexamples
   and shrinking.
+- :mod:`.check`: one theorem in this process by the same rows and verdicts: on one instance
+  (``check``), on a saved counterexample (``recheck``), on a caller's generator (``sample``,
+  what the families' sweeps call).
 - :mod:`.report`: ``report.md`` and ``report.html``.
 """
 

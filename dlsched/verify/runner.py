@@ -124,14 +124,19 @@ def violates(theorem: Theorem, inst: Any, method: str, solve: SolveOptions,
     ``case`` (a row's case and details), that sub-case only, replayed (``theorem.replay``)."""
     if not theorem.applies(inst):
         return None
-    if case is not None and theorem.replay is not None:
-        rows = replay_rows(theorem, inst, case, solve)
-    else:
-        rows = measure_instance(theorem.id, inst, solve, theorem)
-    for r in rows:
+    for r in measure_case(theorem, inst, solve, case):
         if r["method"] == method and r["holds"] is False:
             return r
     return None
+
+
+def measure_case(theorem: Theorem, inst: Any, solve: SolveOptions,
+                 case: Case | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """The rows of ``inst``; with ``case`` (a row's case and details) and a theorem that replays
+    its sub-cases, the rows of that sub-case only (none when the measure cannot take it)."""
+    if case is not None and theorem.replay is not None:
+        return replay_rows(theorem, inst, case, solve)
+    return measure_instance(theorem.id, inst, solve, theorem)
 
 
 Case = tuple[str, dict[str, Any]]  # a row's "case" and "details"
@@ -388,6 +393,7 @@ __all__ = [
     "Summary",
     "VerifyOptions",
     "counterexample_stem",
+    "measure_case",
     "measure_instance",
     "read_log",
     "read_rows",

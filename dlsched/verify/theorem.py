@@ -16,14 +16,13 @@ Families list their theorems in ``dlsched/models/<family>/theorems.py``, each bu
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dlsched import families
-from dlsched.bounds import SLACK, reference_of
+from dlsched.bounds import SLACK, reference_of, verdict
 from dlsched.errors import DlschedError, OptionError
 from dlsched.models import MethodOptions, run_method
 
@@ -46,16 +45,9 @@ class Measurement:
     details: Mapping[str, Any] = field(default_factory=dict)  # what a reader needs to replay
 
     def verdict(self, applies: bool) -> bool | None:
-        """ratio <= bound (with :data:`dlsched.bounds.SLACK`); None when unknown or the theorem
-        does not apply (a violation outside the assumptions proves nothing), and when the ratio
-        exceeds the bound against a mere lower bound (that proves nothing either)."""
-        if not applies or self.bound is None or self.ratio is None:
-            return None
-        if not math.isfinite(self.bound):
-            return True
-        if self.ratio <= self.bound * (1 + SLACK) + SLACK:
-            return True
-        return False if self.reference_kind in ("optimum", "exact") else None
+        """:func:`dlsched.bounds.verdict` of the ratio and the bound; None also when the theorem
+        does not apply (a violation outside the assumptions proves nothing)."""
+        return verdict(self.ratio, self.bound, self.reference_kind) if applies else None
 
 
 Generator = Callable[..., Any]

@@ -5,6 +5,9 @@ checked by ``dlsched verify``.
   instance: tau, rho, G, g^max, alpha^max / alpha^min and the mean prediction error) times the
   certified optimum of problem (8). Measured for ``a-srpt`` on predicted iterations (each
   job's prediction drawn within +-50% of the truth) and ``a-srpt-perfect``.
+
+:func:`sweep` runs both on the core's runner over instances whose predictions carry a chosen
+lognormal noise (eps_bar grows with it).
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from functools import partial
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from dlsched.models.ddlwmp.generate import generate
 from dlsched.models.ddlwmp.guarantees import theorem1
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
+from dlsched.solvers import SolveOptions
 from dlsched.verify.theorem import Paper, Theorem, drop_each
 
 PAPER = "seed 001: Luo, Liu, Lee, Shroff, Prediction-Assisted Online DDL Workload Scheduling"
@@ -87,4 +93,54 @@ def _bound(inst: DdlwmpInstance, perfect: bool) -> float:
 
 THEOREMS: list[Theorem] = [_theorem1(perfect=False), _theorem1(perfect=True)]
 
-__all__ = ["THEOREMS", "shrink", "small"]
+
+# --- Theorem 1 over prediction noise, on the core's runner ------------------------------------
+
+
+def noisy_predictions(
+    instance: DdlwmpInstance, noise: float, rng: np.random.Generator
+) -> DdlwmpInstance:
+    """The instance with n~_i = round(n_i x lognormal(0, noise)) (eps_bar grows with noise)."""
+    jobs = tuple(
+        dataclasses.replace(
+            j, predicted_iterations=max(0, round(j.iterations * rng.lognormal(0.0, noise)))
+        )
+        for j in instance.jobs
+    )
+    return dataclasses.replace(instance, jobs=jobs)
+
+
+def sweep(
+    count: int,
+    seed: int = 0,
+    *,
+    directory: Path | None = None,
+    jobs: int = 5,
+    workers: int = 8,
+    gpus_per_server: int = 4,
+    noise: float = 0.5,
+    solve_options: SolveOptions | None = None,
+) -> tuple[list[dict[str, Any]], list[Path]]:
+    """Theorem 1 for ``a-srpt`` (``001-thm1``) and ``a-srpt-perfect`` (``001-thm1-perfect``)
+    on ``count`` generated instances (seeds ``seed``, ...; ``jobs`` jobs on ``workers`` GPUs,
+    predictions with lognormal ``noise``) against their certified optima, by the core's
+    :func:`dlsched.verify.check.sample`: the rows of both, and every violation saved under
+    ``directory/counterexamples`` when a directory is given (the log resumes there)."""
+    from dlsched.verify.check import sample
+
+    size = (jobs, workers)
+
+    def draw(s: int, jobs: int | None = None, gpus: int | None = None) -> DdlwmpInstance:
+        base = generate(*size, s, gpus_per_server=gpus_per_server)
+        return noisy_predictions(base, noise, np.random.default_rng([s, 2]))
+
+    rows, saved = [], []
+    for t in ("001-thm1", "001-thm1-perfect"):
+        got, files = sample(t, count, seed, generate=draw, directory=directory,
+                            solve=solve_options)  # fmt: skip
+        rows += got
+        saved += files
+    return rows, sorted(set(saved))
+
+
+__all__ = ["THEOREMS", "noisy_predictions", "shrink", "small", "sweep"]

@@ -152,7 +152,7 @@ def _shapes(
     ]
 
 
-def _fixed(
+def fixed_mincost(
     inst: ElasticInstance,
     m: int,
     p: int,
@@ -162,6 +162,8 @@ def _fixed(
     room: np.ndarray,
     keep_ps: bool = False,
 ) -> Placement:
+    """The algorithm of the scenario (PS or Ring-AllReduce, colocated or not) for fixed m', p',
+    n workers and q: A_mincost2, A_mincost1, A_RAmincost1 or A_RAmincost2."""
     if inst.is_ps and q:
         return mincost2_fixed(inst, m, p, n, win, room)
     if inst.is_ps:
@@ -188,7 +190,7 @@ def paper_mincost(
         d = duration(inst, j, m, p if inst.is_ps else None, n, q)
         for t in range(lo, window[1] - d + 1):
             win, room = _window(prices, free, t, d)
-            cost, y, s = _fixed(inst, m, p, n, q, win, room, keep_ps)
+            cost, y, s = fixed_mincost(inst, m, p, n, q, win, room, keep_ps)
             if cost < best.cost:
                 u = np.outer(np.array(y, dtype=float), np.array(inst.worker_types[m].demand))
                 if inst.is_ps:

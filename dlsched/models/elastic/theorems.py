@@ -18,18 +18,24 @@ import dataclasses
 import math
 from collections.abc import Iterator, Mapping
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dlsched.bounds import SLACK, within
 from dlsched.instances import instance_hash
 from dlsched.models import MethodOptions
-from dlsched.models.elastic.algorithms import lam
+from dlsched.models.elastic.algorithms import Ledger, a_maxweight, lam
 from dlsched.models.elastic.generate import generate
 from dlsched.models.elastic.guarantees import (
+    ALGORITHM_NAMES,
     assumptions,
-    theorem1_record,
-    theorem3_record,
+    max_weight_optimum,
+    oracle_costs,
+    problem13_costs,
+    reading,
+    theorem3_guarantee,
     theorem5_guarantee,
 )
 from dlsched.models.elastic.instance import ElasticInstance
@@ -82,7 +88,7 @@ def within_assumptions(
 
 
 def _case(inst: ElasticInstance, rng: np.random.Generator) -> dict:
-    """Prices over a window and free capacity as in :func:`guarantees.theorem1_sweep`."""
+    """Prices over a window, free capacity (the capacity less a random load), m', p', n, q."""
     cap = np.array([s.capacity for s in inst.servers])
     shape = (inst.num_servers, len(inst.resources))
     win = rng.random(shape) * (rng.random(shape) < 0.7) * rng.integers(1, 6)
@@ -97,25 +103,56 @@ def _case(inst: ElasticInstance, rng: np.random.Generator) -> dict:
     }
 
 
+def _over(paper: float, exact: float | None) -> float | None:
+    """The algorithm's cost over the optimum (1 or inf when the optimum is 0)."""
+    if exact is None or not math.isfinite(exact):
+        return None
+    tol = SLACK * max(1.0, abs(exact))
+    if exact > tol:
+        return paper / exact
+    return 1.0 if paper <= exact + tol else math.inf
+
+
+def _row(inst: ElasticInstance, method: str, costs: tuple, case: str, details: dict) -> Measurement:
+    """A case's measurement from (algorithm, optimum, other reading); a violation names its kind
+    (:func:`~dlsched.models.elastic.guarantees.reading`)."""
+    paper, exact, other = costs
+    ratio, note = _over(paper, exact), ""
+    if exact is None and math.isfinite(paper):  # e.g. one server where q = 0 is demanded
+        note = f"{method} returns cost {paper} with a placement (13a)/(21a) excludes"
+    elif exact is not None and paper < exact - SLACK * max(1.0, abs(exact)):
+        note = f"{method} cost {paper} below the optimum {exact}: placement outside (13)"
+    elif ratio is not None and not within(ratio, 1.0):
+        kind = reading(other, exact)
+        details = {**details, "other_reading": other, "kind": kind}
+        note = f"kind {kind}: the other reading of Algorithm 4, lines 15-19 costs {other}"
+    known = exact is not None and math.isfinite(exact)
+    return Measurement(
+        method, paper, exact, "optimum" if known else "none", ratio, 1.0, case=case, note=note,
+        details=details,
+    )  # fmt: skip
+
+
 def _mincost_case(inst: ElasticInstance, c: dict, case: str) -> Measurement:
     """One case: the algorithm's cost over the MILP's optimum."""
-    rec = theorem1_record(inst, c["m"], c["p"], c["n"], c["q"], c["win"], c["room"])
-    ratio = None
-    if rec.exact is not None:
-        tol = 1e-6 * max(1.0, abs(rec.exact))
-        if rec.exact > tol:
-            ratio = rec.paper / rec.exact
-        else:
-            ratio = 1.0 if rec.paper <= rec.exact + tol else math.inf
+    costs = problem13_costs(inst, c["m"], c["p"], c["n"], c["q"], c["win"], c["room"])
     details = {
         **{key: c[key] for key in ("m", "p", "n", "q")},
         "prices": c["win"].tolist(),
         "free": c["room"].tolist(),
     }
-    return Measurement(
-        rec.algorithm, rec.paper, rec.exact, "optimum" if rec.exact is not None else "none",
-        ratio, 1.0, case=case, note="; ".join(rec.violations + rec.notes), details=details,
-    )  # fmt: skip
+    return _row(inst, ALGORITHM_NAMES[(inst.is_ps, c["q"])], costs, case, details)
+
+
+def _oracle_case(inst: ElasticInstance, details: Mapping[str, Any], case: str) -> Measurement:
+    """The whole oracle of one job (``A_mincost`` / ``A_RAmincost``: the cheaper of the two
+    algorithms over every shape) over the exact minimum of (12)/(20)."""
+    j, window = int(details["job"]), (int(details["window"][0]), int(details["window"][1]))
+    prices = np.array(details["prices"], dtype=float)
+    free = np.array(details["free"], dtype=float)
+    costs = oracle_costs(inst, j, prices, free, window)
+    mine = {key: details[key] for key in ("job", "window", "prices", "free")}
+    return _row(inst, "A_mincost" if inst.is_ps else "A_RAmincost", costs, case, mine)
 
 
 def mincost_measure(
@@ -139,8 +176,11 @@ def mincost_replay(
     theorem: Theorem, inst: ElasticInstance, case: str, details: Mapping[str, Any],
     options: MethodOptions,
 ) -> list[Measurement]:  # fmt: skip
-    """One recorded case (a row's details: m', p', n, q, prices, free capacity) measured again
+    """One recorded case (a row's details: m', p', n, q, prices, free capacity; or, for the
+    whole oracle of one job, job, window, prices and free capacity per slot) measured again
     (the shrinking of Theorems 1 and 6 keeps the violating case fixed)."""
+    if "job" in details:
+        return [timed(partial(_oracle_case, inst, details, case))]
     return [timed(partial(_mincost_case, inst, _from_details(details), case))]
 
 
@@ -149,7 +189,10 @@ def mincost_shrink(
 ) -> Iterator[tuple[ElasticInstance, dict[str, Any]]]:
     """The case kept on a smaller instance: a server removed (its prices and free capacity
     too; two servers kept when q = 0, which (13a)/(21a) excludes on one server), a job removed
-    (n stays within the first job's chunks), or one worker fewer."""
+    (n stays within the first job's chunks), or one worker fewer. A whole-oracle case is not
+    shrunk."""
+    if "job" in details:
+        return
     for h in range(inst.num_servers) if inst.num_servers > (1 if details["q"] else 2) else ():
         cand = replaced(inst, servers=inst.servers[:h] + inst.servers[h + 1 :])
         if cand is not None:
@@ -175,18 +218,21 @@ def section51(inst: ElasticInstance) -> str | None:
 
 
 def maxweight_measure(
-    theorem: Theorem, inst: ElasticInstance, options: MethodOptions
+    theorem: Theorem, inst: ElasticInstance, options: MethodOptions, tau: int | None = None
 ) -> list[Measurement]:
-    """OPT / A_maxweight on ILP (8)/(17) over the whole horizon."""
+    """OPT / A_maxweight on ILP (8)/(17) by ``tau`` (default: the whole horizon)."""
+    by = inst.horizon if tau is None else tau
 
     def one() -> Measurement:
-        rec = theorem3_record(inst)
-        ratio = rec.ratio
-        if ratio is None:
-            ratio = math.inf if rec.optimum > 0 else 1.0
+        opt = max_weight_optimum(inst, by)
+        _, lam_value = lam(inst)
+        got = a_maxweight(inst, list(range(inst.num_jobs)), (0, by), Ledger(inst), lam_value)
+        alg = sum(inst.jobs[j].weight for j, _, _ in got)
+        ratio = opt / alg if alg > 0 else (math.inf if opt > 0 else 1.0)
+        bound = theorem.bound(inst) if theorem.bound is not None else None
         return Measurement(
-            "a-maxweight", rec.algorithm, rec.optimum, "optimum", ratio, rec.guarantee,
-            "", note="; ".join(rec.violations), details={"lambda": rec.lam, "tau": rec.tau},
+            "a-maxweight", alg, opt, "optimum", ratio, bound, "",
+            details={"lambda": lam_value, "tau": by},
         )  # fmt: skip
 
     return [timed(one)]
@@ -232,7 +278,7 @@ THEOREMS: list[Theorem] = [
         ["a-maxweight"],
         "ILP (8)/(17) (HiGHS)",
         "optimum / A_maxweight (weight)",
-        bound=lambda inst: 2 * math.log2(lam(inst)[1]),
+        bound=theorem3_guarantee,
         assumptions=section51,
         measure=maxweight_measure,
     ),
@@ -250,11 +296,73 @@ THEOREMS: list[Theorem] = [
     _mincost(6),
 ]
 
+BY_ID = {t.id: t for t in THEOREMS}
+
+#: The counterexamples to Theorems 1/6 the benchmark found, each a verify row with its instance
+#: (rechecked by :func:`dlsched.verify.check.recheck`).
+COUNTEREXAMPLES = Path(__file__).parent / "data" / "violations"
+
+
+def maxweight_by(tau: int) -> Theorem:
+    """Theorem 3 by ``tau`` in place of the horizon (the same ILP (8)/(17), A_maxweight's window
+    (0, tau))."""
+    return dataclasses.replace(BY_ID["003-thm3"], measure=partial(maxweight_measure, tau=tau))
+
+
+# --- Theorems 1 and 6 over random cases, on the core's runner ---------------------------------
+
+
+def mincost_cases(
+    count: int, seed: int = 0, architecture: str = "ps", servers: int = 3
+) -> list[tuple[ElasticInstance, dict]]:
+    """``count`` random cases from one generator of ``seed``: a small generated instance (2
+    jobs on ``servers`` servers), then its prices over a window, free capacity and (m', p', n,
+    q) as :func:`mincost_measure` draws them."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(count):
+        inst = generate(2, servers, int(rng.integers(2**31)), architecture=architecture)
+        inst = dataclasses.replace(inst, name=f"theorem1-{architecture}-s{seed}-{k}")
+        out.append((inst, _case(inst, rng)))
+    return out
+
+
+def mincost_sweep(
+    count: int,
+    seed: int = 0,
+    *,
+    architecture: str = "ps",
+    servers: int = 3,
+    directory: Path | None = None,
+) -> tuple[list[dict[str, Any]], list[Path]]:
+    """Theorem 1 (``architecture`` "ps") or 6 ("ring") on the cases of :func:`mincost_cases`,
+    one case an instance, by the core's :func:`dlsched.verify.check.sample` (instance k is
+    ``003-thm1-s<k>``, its case ``case<k>``): the rows, and every violation saved under
+    ``directory/counterexamples`` when a directory is given (the log resumes there)."""
+    from dlsched.verify.check import sample
+
+    drawn = mincost_cases(count, seed, architecture, servers)
+    by_hash: dict[str, tuple[int, dict]] = {}
+
+    def measure(theorem: Theorem, inst: ElasticInstance, options: MethodOptions) -> list:
+        k, c = by_hash[instance_hash(inst)]
+        return [timed(partial(_mincost_case, inst, c, f"case{k}"))]
+
+    base = BY_ID["003-thm1" if architecture == "ps" else "003-thm6"]
+    theorem = dataclasses.replace(base, generate=lambda s, **_: drawn[s][0], measure=measure)
+    by_hash.update((instance_hash(theorem.instance(k)), (k, c)) for k, (_, c) in enumerate(drawn))
+    return sample(theorem, count, 0, directory=directory)
+
+
 __all__ = [
+    "COUNTEREXAMPLES",
     "THEOREMS",
+    "maxweight_by",
     "maxweight_measure",
+    "mincost_cases",
     "mincost_measure",
     "mincost_replay",
     "mincost_shrink",
+    "mincost_sweep",
     "shrink",
 ]

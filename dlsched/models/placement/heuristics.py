@@ -57,6 +57,11 @@ def _top_sum(row: np.ndarray, n: int) -> float:
     return float(np.sort(row)[::-1][:n].sum())
 
 
+def p_max(rho: np.ndarray, sizes: tuple[int, ...]) -> float:
+    """Theorem 1's bound (28) on the pricing rounds of the category ``sizes``."""
+    return sum(_top_sum(rho[i], sizes[i]) for i in range(len(sizes)))
+
+
 def _preferred_literal(gamma: np.ndarray, sizes: tuple[int, ...]) -> list[np.ndarray]:
     # preferred_graph as printed: each job picks its K_i workers of largest payoff, ties to
     # the lower worker index (stable sort).
@@ -175,8 +180,8 @@ def matching_market(
     s, k = rho.shape
     if sum(sizes) != k:
         raise OptionError("category", sizes, f"must sum to K = {k}")
-    p_max = sum(_top_sum(rho[i], sizes[i]) for i in range(s))  # (28)
-    limit = p_max + 1 if max_rounds is None else max_rounds
+    most = p_max(rho, sizes)  # (28)
+    limit = most + 1 if max_rounds is None else max_rounds
     prices = np.zeros(k)
     gamma = rho.astype(float).copy()
     # payoffs are differences of throughputs: compare them up to rounding noise
@@ -192,7 +197,7 @@ def matching_market(
             raise TimeUp()
         if rounds > limit:
             raise PricingDidNotTerminate(
-                f"pricing for category {sizes} ran {rounds} rounds (P_max = {p_max:g}, "
+                f"pricing for category {sizes} ran {rounds} rounds (P_max = {most:g}, "
                 f"Theorem 1; ties={ties!r}, pricing={pricing!r})"
             )
         if pricing == "clearing":
@@ -205,7 +210,7 @@ def matching_market(
             workers_c = [kk]
             prices[kk] += _paper_rise(gamma, sizes, jobs_c, kk, tol)  # (22)
         gamma[:, workers_c] = rho[:, workers_c] - prices[workers_c]  # (23)
-    return MarketResult(tuple(assignment), rounds, p_max, tuple(prices.tolist()))
+    return MarketResult(tuple(assignment), rounds, most, tuple(prices.tolist()))
 
 
 def _check_market_options(ties: str, pricing: str) -> None:

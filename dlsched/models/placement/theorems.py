@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from functools import partial
 
 from dlsched.models import MethodOptions
+from dlsched.models.placement.categories import categories
+from dlsched.models.placement.exact import solve_p3
 from dlsched.models.placement.generator import generate
-from dlsched.models.placement.guarantees import theorem_checks
+from dlsched.models.placement.guarantees import market
 from dlsched.models.placement.instance import PlacementInstance
 from dlsched.verify.theorem import Measurement, Paper, Theorem, at_most_one, replaced, timed
 
@@ -30,32 +33,33 @@ def small(seed: int, jobs: int | None = None, gpus: int | None = None) -> Placem
     return generate(jobs or 2, gpus or 4, seed, layout="mixed", gpus_per_node=2)
 
 
+def _worst_category(inst: PlacementInstance, theorem: int, variant: str) -> Measurement:
+    """The category of the largest ratio: rounds / P_max (Theorem 1) or P3 optimum / market
+    throughput (Theorem 2), infinite where the pricing loop did not end."""
+    worst, at = -math.inf, None
+    for cat in categories(inst.num_workers, inst.num_jobs):
+        tput, rounds, most = market(inst, tuple(cat), variant)
+        if theorem == 1:
+            r = math.inf if rounds is None else rounds / most
+            ref: float = most
+        else:
+            ref = solve_p3(inst, tuple(cat))[0]
+            r = math.inf if not tput else ref / tput
+        if r > worst:
+            worst, at = r, (tuple(cat), tput, rounds, ref)
+    assert at is not None
+    cat, tput, rounds, ref = at
+    value: float | None = rounds if theorem == 1 else tput
+    kind = "exact" if theorem == 1 else "optimum"
+    note = "" if rounds is not None else "the pricing loop did not end"
+    return Measurement(
+        f"algorithm2-{variant}", value, ref, kind, worst, 1.0, "",
+        note=note, details={"category": ",".join(map(str, cat))},
+    )  # fmt: skip
+
+
 def _per_variant(inst: PlacementInstance, theorem: int) -> list[Measurement]:
-    rows = []
-    for variant in VARIANTS:
-
-        def one(variant: str = variant) -> Measurement:
-            worst, at = -math.inf, None
-            for rec in theorem_checks(inst, (variant,)):
-                if theorem == 1:
-                    r = math.inf if rec.rounds is None else rec.rounds / rec.p_max
-                else:
-                    got = rec.market_throughput
-                    r = math.inf if not got else rec.p3_optimum / got
-                if r > worst:
-                    worst, at = r, rec
-            assert at is not None
-            cat = ",".join(map(str, at.category))
-            value: float | None = at.rounds if theorem == 1 else at.market_throughput
-            ref, kind = (at.p_max, "exact") if theorem == 1 else (at.p3_optimum, "optimum")
-            note = "" if at.rounds is not None else "the pricing loop did not end"
-            return Measurement(
-                f"algorithm2-{variant}", value, ref, kind, worst, 1.0, "",
-                note=note, details={"category": cat},
-            )  # fmt: skip
-
-        rows.append(timed(one))
-    return rows
+    return [timed(partial(_worst_category, inst, theorem, v)) for v in VARIANTS]
 
 
 def theorem1_measure(
