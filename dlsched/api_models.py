@@ -1,4 +1,4 @@
-"""The papers' programs as Pyomo models to print, change and solve.
+r"""The papers' programs as Pyomo models to print, change and solve.
 
 :func:`model` builds a paper's program for an instance with the family's own builder; every
 constraint component (and the objective) carries the equation it states in its ``doc``.
@@ -7,7 +7,8 @@ family's checker (:func:`dlsched.result.verified_outcome`): an answer that break
 of the paper is the checker's :class:`~dlsched.errors.InfeasibleSolutionError`, never an
 "optimal" status. :func:`programs` lists what can be built; the three are ``dlsched.model``,
 ``dlsched.solve_model`` and ``dlsched.programs``. Program (2)/(15) of the elastic family has no
-builder of its own: ``elastic-packing`` is its exact equivalent over every schedule of Gamma_j.
+builder of its own: ``elastic-packing`` is its exact equivalent over every
+schedule of :math:`\Gamma_j`.
 
 >>> import dlsched
 >>> m = dlsched.model("hare/toy-2gpu", "hare-sched")
