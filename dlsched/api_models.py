@@ -1,4 +1,4 @@
-"""The papers' programs as Pyomo models to print, change and solve.
+r"""The papers' programs as Pyomo models to print, change and solve.
 
 :func:`model` builds a paper's program for an instance with the family's own builder; every
 constraint component (and the objective) carries the equation it states in its ``doc``.
@@ -7,7 +7,8 @@ family's checker (:func:`dlsched.result.verified_outcome`): an answer that break
 of the paper is the checker's :class:`~dlsched.errors.InfeasibleSolutionError`, never an
 "optimal" status. :func:`programs` lists what can be built, :func:`equations` what each
 component states; the four are ``dlsched.model``, ``dlsched.solve_model``, ``dlsched.programs``
-and ``dlsched.equations``.
+and ``dlsched.equations``. Program (2)/(15) of the elastic family has no builder of its own:
+``elastic-packing`` is its exact equivalent over every schedule of :math:`\Gamma_j`.
 
 The programs are the families' own (each family's ``programs`` part, a sequence of
 :class:`~dlsched.models.program.Program`, reached through :func:`dlsched.families.get`): this

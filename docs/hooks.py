@@ -1,5 +1,8 @@
 """MkDocs hooks of the documentation site (mkdocs.yml ``hooks``): docstrings cite code with
-Sphinx roles (``:func:`solve```); the site shows the name alone, in code type. The index of
+Sphinx roles (``:func:`solve```); the site shows the name alone, in code type, and a
+``:math:`...``` role as math for MathJax. Notebook pages lose the MathJax 2 loader that
+mkdocs-jupyter writes into each of them (an empty ``<script src="">`` unless given a CDN address):
+the site's own MathJax (mkdocs.yml ``extra_javascript``) typesets every page. The index of
 the papers' equations (``docs/equations.md``) is generated from the programs' own tables
 (``dlsched.programs()``, ``dlsched.equations(program)``) where the page says
 :data:`EQUATION_INDEX`."""
@@ -13,6 +16,10 @@ from markdown import Extension
 from markdown.preprocessors import Preprocessor
 
 _ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|data|attr|exc|obj):(<code>)~?(?:[\w.]+\.)?")
+_MATH_ROLE = re.compile(r":math:<code>(.*?)</code>", re.DOTALL)
+_NOTEBOOK_MATHJAX = re.compile(
+    r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.DOTALL
+)
 
 
 #: The line of a page replaced by the index of every program's equations.
@@ -43,8 +50,11 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
 
 
 def on_page_content(html: str, **_: Any) -> str:
-    """``:func:<code>~dlsched.api.solve</code>`` as ``<code>solve</code>``."""
-    return _ROLE.sub(r"\1", html)
+    """``:func:<code>~dlsched.api.solve</code>`` as ``<code>solve</code>``,
+    ``:math:<code>x_j</code>`` as pymdownx.arithmatex writes ``$x_j$`` (MathJax typesets it),
+    and a notebook page without its own MathJax loader."""
+    html = _MATH_ROLE.sub(r'<span class="arithmatex">\(\1\)</span>', html)
+    return _NOTEBOOK_MATHJAX.sub("", _ROLE.sub(r"\1", html))
 
 
 class _DoctestFences(Preprocessor):

@@ -1,11 +1,14 @@
 """The documentation site (``make docs``) as a reader sees it: opened in headless Chromium, every
-notebook page shows its pictures, the API reference renders its docstrings and the tour page is
-the README. Without a built site or a browser these tests skip, except where
-``DLSCHED_REQUIRE_SITE=1`` (CI builds the site first, and a skip there is a failure)."""
+notebook page shows its pictures and its math typeset, the API reference renders its docstrings
+and their math, no code line is cut at a block's edge and the tour page is the README. Without
+a built site or a browser these tests skip, except where ``DLSCHED_REQUIRE_SITE=1`` (CI builds
+the site first, and a skip there is a failure)."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +24,33 @@ COUNT_IMAGES = """return [
     document.images.length,
     Array.from(document.images).filter(
         i => i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 0).length]"""
+#: MathJax done with the page: its version, where it came from and how many formulas it typeset
+TYPESET = """const done = arguments[arguments.length - 1];
+    const script = Array.from(document.scripts).find(s => s.src.endsWith("tex-chtml-full.js"));
+    if (!window.MathJax || !MathJax.startup) return done([null, null, 0, 0]);
+    MathJax.startup.promise.then(() => done([
+        MathJax.version, script ? script.src : null,
+        document.querySelectorAll("mjx-container").length,
+        document.querySelectorAll('script[src=""]').length]));"""
+#: the text a reader sees in the page's Markdown (notebook cells, docstrings), code left out
+PROSE = """return Array.from(document.querySelectorAll(".jp-RenderedMarkdown, .doc-contents"))
+    .map(e => { const c = e.cloneNode(true);
+                c.querySelectorAll("code, pre, mjx-container").forEach(x => x.remove());
+                return c.textContent; }).join("\\n");"""
+#: the code blocks of the page (notebook cells and outputs, Markdown and docstring blocks) whose
+#: lines pass their right edge and are cut there: the block neither wraps them nor scrolls
+CUT_CODE = """return Array.from(document.querySelectorAll(".md-content pre, .md-content pre>code"))
+    .filter(e => e.scrollWidth > e.clientWidth
+                 && !["auto", "scroll"].includes(getComputedStyle(e).overflowX))
+    .map(e => e.textContent.slice(0, 60));"""
+#: the first code cell of the placement notebook: its width needed unwrapped, shown, and its box
+FIRST_CELL = """const pre = Array.from(document.querySelectorAll(".jupyter-wrapper pre"))
+        .find(p => p.textContent.includes("import matplotlib"));
+    const shown = pre.scrollWidth;
+    pre.style.whiteSpace = "pre";
+    const unwrapped = pre.scrollWidth;
+    pre.style.whiteSpace = "";
+    return [unwrapped, shown, pre.clientWidth];"""
 
 
 def _missing(why: str) -> None:
@@ -44,6 +74,7 @@ def _chrome(tmp: Path) -> Any:
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        "--window-size=1280,2000",  # a desktop reader's: the page's three columns
         f"--user-data-dir={tmp}",
     ):
         options.add_argument(flag)
@@ -87,6 +118,58 @@ def test_every_notebook_page_shows_its_pictures(browser: Any, name: str) -> None
     assert "Traceback" not in text and "Error" not in text.split("\n")[0]
 
 
+def _math_in(notebook: str) -> int:
+    """How many ``$...$`` and ``$$...$$`` the notebook's Markdown cells hold."""
+    cells = json.loads((ROOT / "notebooks" / f"{notebook}.ipynb").read_text())["cells"]
+    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return len(re.findall(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.sub(r"`[^`]*`", "", text), re.DOTALL))
+
+
+def _typeset(browser: Any) -> tuple[int, str]:
+    """How many formulas the page's MathJax typeset; the page's prose as then shown."""
+    browser.set_script_timeout(60)
+    version, src, formulas, empty = browser.execute_async_script(TYPESET)
+    assert str(version).startswith("3."), f"no MathJax 3 on the page: {version}"
+    assert str(src).startswith("file:") and src.endswith("/assets/mathjax/tex-chtml-full.js"), (
+        f"MathJax not served with the site: {src}"
+    )
+    assert empty == 0, 'a <script src=""> left on the page'
+    return formulas, browser.execute_script(PROSE)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_notebook_page_typesets_its_math(browser: Any, name: str) -> None:
+    _open(browser, SITE / "notebooks" / name / "index.html")
+    formulas, prose = _typeset(browser)
+    assert formulas == _math_in(name), f"notebook {name}: {formulas} formulas typeset"
+    assert "$" not in prose, f"notebook {name}: raw TeX shown"
+
+
+def test_a_notebook_formula_is_typeset_where_it_stands(browser: Any) -> None:
+    """placement: "$S$ jobs share $K$ ..." and the displayed objective (14) of P1."""
+    _open(browser, SITE / "notebooks" / "placement" / "index.html")
+    formulas, prose = _typeset(browser)
+    assert formulas > 2
+    assert "jobs share" in prose and "$S$" not in prose and "\\min_\\sigma" not in prose
+    display = browser.find_elements(
+        "css selector", '.jp-RenderedMarkdown mjx-container[display="true"]'
+    )
+    assert len(display) == 1 and display[0].size["height"] > 30  # a fraction, typeset as one
+
+
+@pytest.mark.parametrize("page", ["notebooks/placement", "notebooks/tour", "architecture", "api"])
+def test_no_code_line_is_cut_at_the_edge(browser: Any, page: str) -> None:
+    _open(browser, SITE / page / "index.html")
+    assert browser.execute_script(CUT_CODE) == [], f"{page}: code cut at the block's edge"
+
+
+def test_a_notebook_code_cell_wraps_its_long_lines(browser: Any) -> None:
+    _open(browser, SITE / "notebooks" / "placement" / "index.html")
+    unwrapped, shown, box = browser.execute_script(FIRST_CELL)
+    assert unwrapped > box, "the cell's longest line fits: nothing to wrap"
+    assert shown <= box, f"a line {shown} px wide in a cell of {box} px"
+
+
 def test_the_api_reference_renders_its_docstrings(browser: Any) -> None:
     _open(browser, SITE / "api" / "index.html")
     text = browser.find_element("tag name", "body").text
@@ -94,6 +177,8 @@ def test_the_api_reference_renders_its_docstrings(browser: Any) -> None:
         assert name in text
     assert "time_limit" in text  # a signature, rendered
     assert ":func:" not in text and ":class:" not in text  # roles shown as names
+    formulas, prose = _typeset(browser)  # :math:`\Gamma_j` of dlsched.api_models
+    assert formulas >= 1 and ":math:" not in prose and "\\Gamma" not in prose
 
 
 def test_the_tour_page_is_the_readme(browser: Any) -> None:
