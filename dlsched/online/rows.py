@@ -30,6 +30,7 @@ NUMBER = "bad number"
 TIMES = "inconsistent times"
 DUPLICATE = "duplicate"
 UNKNOWN = "unknown job"
+TAINTED = "of a bad task row"
 RANGE = "out of range"
 
 
@@ -150,6 +151,7 @@ __all__ = [
     "NOT_UTF8",
     "NUMBER",
     "RANGE",
+    "TAINTED",
     "TIMES",
     "UNKNOWN",
     "BadRows",

@@ -38,7 +38,16 @@ from pathlib import Path
 
 from dlsched.errors import InstanceError, OptionError
 from dlsched.instances.validate import COUNT, MAX_COUNT, RESOLUTION, Range, number_text
-from dlsched.online.rows import DUPLICATE, FIELDS, NUMBER, TIMES, UNKNOWN, BadRows, text_lines
+from dlsched.online.rows import (
+    DUPLICATE,
+    FIELDS,
+    NUMBER,
+    TAINTED,
+    TIMES,
+    UNKNOWN,
+    BadRows,
+    text_lines,
+)
 
 #: Gavel's GPU types, fastest first, as its throughput file names them.
 GPU_TYPES = ("v100", "p100", "k80")
@@ -289,20 +298,22 @@ def _csv(
     them (its first missing named) or a bad line is a bad row."""
     src = str(path)
     at: dict[str, int] | None = None
+    need = 0  # the fields a row needs
     for n, text in text_lines(path, option, ",", cols, bad):
+        if not text.strip(" \t,"):
+            continue  # no cell holds anything
         try:
             row = _split(text)
         except csv.Error as e:
             bad.row(FIELDS, InstanceError(src, f"line {n}", text, f"bad CSV: {e}"))
             continue
-        if not any(c.strip() for c in row):
-            continue
         if at is None:
             at = _header(row, cols, src) if n == 1 else None
+            need = 1 + max(at.values()) if at is not None else len(cols)
             if at is not None:
                 continue
             at = {c: k for k, c in enumerate(cols)}
-        if len(row) <= max(at.values()):
+        if len(row) < need:
             first = min((k, c) for c, k in at.items() if k >= len(row))[1]
             why = f"missing: expected {len(cols)} fields"
             bad.row(FIELDS, InstanceError(src, f"line {n}, column {first}", text, why))
@@ -310,22 +321,29 @@ def _csv(
         yield n, {c: row[k] for c, k in at.items()}
 
 
-def _optional(source: str, where: str, text: str, rng: Range = LIMITS["time"]) -> float | None:
-    """An empty PAI cell (a running job's end, a CPU task's GPUs) is None, else a number in
-    ``rng``."""
-    return None if not text.strip() else number_text(text, source, where, rng)
+def _cell(src: str, n: int, col: str, text: str, rng: Range = LIMITS["time"]) -> float | None:
+    """Cell ``col`` of row ``n`` of a PAI table: empty (a running job's end, a CPU task's
+    GPUs) is None, else a number in ``rng`` (:func:`number_text`'s error when it is not)."""
+    if not text or text.isspace():
+        return None
+    try:
+        x = float(text)
+        if rng.low <= x <= rng.high:  # the common case, without building the field's name
+            return x
+    except ValueError:
+        pass
+    return number_text(text, src, f"line {n}, column {col}", rng)
 
 
 def _task_numbers(src: str, n: int, t: dict[str, str]) -> tuple[float | None, ...]:
     """(inst_num, plan_gpu, start_time, end_time) of task row ``n`` (plan_cpu and plan_mem
     checked too), each empty or in its :data:`LIMITS`."""
-    where = f"line {n}, column"
-    num = _optional(src, f"{where} inst_num", t["inst_num"], LIMITS["instances"])
-    plan = _optional(src, f"{where} plan_gpu", t["plan_gpu"], LIMITS["plan_gpu"])
+    num = _cell(src, n, "inst_num", t["inst_num"], LIMITS["instances"])
+    plan = _cell(src, n, "plan_gpu", t["plan_gpu"], LIMITS["plan_gpu"])
     for col in ("plan_cpu", "plan_mem"):
-        _optional(src, f"{where} {col}", t[col], LIMITS["plan"])
-    start = _optional(src, f"{where} start_time", t["start_time"])
-    end = _optional(src, f"{where} end_time", t["end_time"])
+        _cell(src, n, col, t[col], LIMITS["plan"])
+    start = _cell(src, n, "start_time", t["start_time"])
+    end = _cell(src, n, "end_time", t["end_time"])
     return num, plan, start, end
 
 
@@ -429,9 +447,13 @@ def _job_tasks(src: str, n: int, name: str, tasks: _Tasks, bad: BadRows) -> list
     if isinstance(names, int):
         bad.row(DUPLICATE, InstanceError(src, where, name, f"the job of line {names} again"))
         return None
-    if names is None or name in tasks.tainted:
-        why = "a bad row of this job" if name in tasks.tainted else "no task of this job"
-        bad.row(UNKNOWN, InstanceError(src, where, name, f"{why} in {tasks.path}"))
+    if name in tasks.tainted:
+        why = f"a bad row of this job in {tasks.path}"
+        bad.row(TAINTED, InstanceError(src, where, name, why))
+        return None
+    if names is None:
+        why = f"no task of this job in {tasks.path}"
+        bad.row(UNKNOWN, InstanceError(src, where, name, why))
         return None
     tasks.names[name] = n
     return names
@@ -454,8 +476,8 @@ def pai_jobs(
     for n, j in _csv(job_table, JOB_COLS, "trace", bad):
         name = j["job_name"]
         try:
-            start = _optional(src, f"line {n}, column start_time", j["start_time"])
-            end = _optional(src, f"line {n}, column end_time", j["end_time"])
+            start = _cell(src, n, "start_time", j["start_time"])
+            end = _cell(src, n, "end_time", j["end_time"])
         except InstanceError as e:
             bad.row(NUMBER, e)
             continue

@@ -65,11 +65,13 @@ def jobs_from_rows(
     seed: int = 0,
     limit: int | None = None,
     bad: BadRows | None = None,
+    source: str = "",
 ) -> DdlwmpInstance:
     """ddlwmp jobs from trace rows, the first ``limit`` by release when given (releases
     shifted so that the first is 0); a row whose iterations would exceed their range
     (:data:`~dlsched.models.ddlwmp.instance.LIMITS`) is a bad row, refused or, as ``bad``
-    says, skipped and counted (in the instance's description too)."""
+    says, skipped and counted (in the instance's description too). No job left is an error
+    naming ``source`` (the trace file; by default ``name``)."""
     bad = BadRows() if bad is None else bad
     rng = np.random.default_rng(seed)
     groups: dict[tuple[str, int], tuple[str, Any, float]] = {}
@@ -94,7 +96,8 @@ def jobs_from_rows(
         rel = math.ceil((release - t0) / slot - 1e-9) * slot
         out.append(Job(f"t{len(out)}", rel, n, st, "ring", group, user, None, model))
     if not out:
-        raise InstanceError(name, "jobs", [], f"the trace holds no usable job{bad.aside()}")
+        why = f"the trace holds no usable job{bad.aside()}"
+        raise InstanceError(source or name, "jobs", [], why)
     return DdlwmpInstance(name, cluster, tuple(out), bad.noted(f"trace {name}"))
 
 
@@ -119,7 +122,7 @@ def read_gavel(
             continue
         group, where = f"{job.job_type}|{job.scale}", (str(trace), job.line, "total_steps")
         rows.append((group, "", job.arrival, job.steps / rate, job.scale, where))
-    return jobs_from_rows(rows, cluster, Path(trace).stem, seed, limit, bad)
+    return jobs_from_rows(rows, cluster, Path(trace).stem, seed, limit, bad, str(trace))
 
 
 def read_pai(
@@ -140,7 +143,7 @@ def read_pai(
         (p.group, p.user, p.release, p.run, min(p.gpus, top), (src, p.line, "end_time"))
         for p in pai_jobs(job_table, task_table, group_table, bad)
     ]
-    return jobs_from_rows(rows, cluster, Path(job_table).stem, seed, limit, bad)
+    return jobs_from_rows(rows, cluster, Path(job_table).stem, seed, limit, bad, src)
 
 
 #: generator parameters of a trace-driven instance (see :func:`from_params`)
