@@ -17,14 +17,21 @@ instances in its own ``traces.py`` (docs/traces.md gives each mapping field by f
   gpu_type). The release is the job's start_time (its submission); the run goes from the
   earliest start_time of its tasks (their launch; the job's own start_time when no task has
   one) to the job's end_time; GPUs = ceil(sum over the job's tasks of inst_num x plan_gpu /
-  100). Jobs without an end_time (running), without GPUs (CPU only) or without a positive run
-  are skipped; a job with no task at all is an error. The group is ``pai_group_tag_table``'s
-  group (inst_id, user, gpu_type_spec, group, workload) when given, else the user and the
-  task names.
+  100). Jobs without an end_time (running), without GPUs (CPU only) or with a run of 0 are
+  left out. The group is ``pai_group_tag_table``'s group (inst_id, user, gpu_type_spec,
+  group, workload) when given, else the user and the task names.
 
-A malformed trace is one :class:`~dlsched.errors.InstanceError` naming the file, the line and
-the column; a file that cannot be read is an :class:`~dlsched.errors.OptionError` naming the
-parameter that gave it.
+Every number lies in its :data:`LIMITS` (finite; a time within the compact form's release
+range, total steps within its iterations'). A bad row is one
+:class:`~dlsched.errors.InstanceError` naming the file, the line and the column: a number out
+of range or not one, too few fields, a line that is not UTF-8 text or holds a control
+character, a last line without its newline (a file cut short), a line or job or task listed
+twice, a job type without throughput, a job without a task, an end before its start or before
+a task's launch. With the trace parameter ``skip_bad_rows=true`` (a
+:class:`~dlsched.online.rows.BadRows` that skips) each is skipped instead and counted by file
+and reason; the families report the counts. A byte order mark, a header without a column, and
+a file that holds no job are errors all the same; a file that cannot be read is an
+:class:`~dlsched.errors.OptionError` naming the parameter that gave it.
 """
 
 from __future__ import annotations

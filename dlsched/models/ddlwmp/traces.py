@@ -179,7 +179,9 @@ def from_params(cluster: Cluster, seed: int, params: dict[str, Any]) -> DdlwmpIn
     above), ``tasks`` (PAI's task table, by default ``pai_task_table.csv`` beside the job
     table), ``group_tags`` (PAI's group tag table, optional); ``predictor`` (``group-mean``,
     ``group-median`` or ``random-forest``) trains on the first ``train_share`` (default 0.8)
-    of the jobs and keeps the rest with ``predicted_iterations`` set."""
+    of the jobs and keeps the rest with ``predicted_iterations`` set; ``skip_bad_rows``
+    (``true``: a bad row is skipped and counted, in the description and on the standard
+    error, not refused: :func:`~dlsched.online.params.skip_rows`)."""
     trace = file_param(params, "trace")
     assert trace is not None
     limit = params.get("limit")

@@ -216,7 +216,7 @@ def _horizon(value: Any) -> int | None:
 
 def from_params(servers: int | None, params: Mapping[str, Any]) -> ElasticInstance:
     """The generator's trace mode (``--param trace=FILE``): ``trace``, ``throughputs``,
-    ``limit`` and ``cluster`` (GPUs per type) as the hare family reads them
+    ``limit``, ``cluster`` (GPUs per type) and ``skip_bad_rows`` as the hare family reads them
     (:mod:`dlsched.online.params`), by default ``servers`` servers in thirds of each type;
     ``gpus_per_server`` (default :data:`GPUS_PER_SERVER`), ``slot_s`` (default
     :data:`SLOT_S`), ``horizon`` (default :func:`fluid_horizon`'s). Every seed gives the same

@@ -134,8 +134,9 @@ def from_params(gpus: int | None, params: Mapping[str, Any]) -> HareInstance:
     """The generator's trace mode (``--param trace=FILE``): ``trace`` (a Gavel ``.trace``
     file), ``throughputs`` (see :func:`~dlsched.online.params.trace_files`), ``limit`` (the
     first jobs by arrival), ``round_s`` (default :data:`ROUND_S`), ``cluster`` (``V:P:K`` GPUs
-    of each type; by default ``gpus`` in thirds, or :data:`CLUSTER`). The mapping draws
-    nothing: every seed gives the same instance."""
+    of each type; by default ``gpus`` in thirds, or :data:`CLUSTER`), ``skip_bad_rows``
+    (:func:`~dlsched.online.params.skip_rows`). The mapping draws nothing: every seed gives
+    the same instance."""
     trace, tput = trace_files(params, TRACE_PARAMS)
     return read_gavel(
         trace,
