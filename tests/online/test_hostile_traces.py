@@ -500,3 +500,38 @@ def test_the_command_exits_2_with_one_line(
     got = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, check=False)
     assert got.returncode == 2 and "Traceback" not in got.stderr
     refused(got.returncode, got.stderr, str(trace), where)
+
+
+# --- the same values in ddlwmp's compact and Parquet forms: refused the same way -------------
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "form"),
+    [
+        ("release", 1e308, "compact"),
+        ("release", -1.0, "compact"),
+        ("iterations", 10**400, "compact"),
+        ("release", math.nan, "parquet"),
+        ("iterations", 10**13, "parquet"),
+    ],
+)
+def test_the_compact_and_parquet_forms_refuse_them_too(
+    tmp_path: Path, capsys: Any, column: str, value: Any, form: str
+) -> None:
+    from dataclasses import replace
+
+    from dlsched.instances import dumps, load, save
+
+    trace = tmp_path / "t.trace"
+    trace.write_bytes(text(*LINES))
+    (tmp_path / "isolated_throughputs.json").write_text(json.dumps(TPUT))
+    inst = load(str(trace))
+    jobs = (replace(inst.jobs[0], **{column: value}), *inst.jobs[1:])
+    bad = replace(inst, jobs=jobs)
+    path = tmp_path / f"w.{'json' if form == 'compact' else 'parquet'}"
+    if form == "compact":
+        path.write_text(dumps(bad, "compact"))
+    else:
+        save(bad, path, "parquet")
+    code, _, err = run(capsys, "solve", str(path), "--method", "a-srpt")
+    refused(code, err, str(path), f"jobs.{column}[0]")
