@@ -67,6 +67,33 @@ def check_integer(value: Any, source: str, field: str, rng: Range = COUNT) -> in
     return int(value)
 
 
+def _parse(text: str, integer: bool) -> int | float:
+    """``text`` as a number (an int when ``integer`` and written as one); ValueError if none."""
+    if integer:
+        try:
+            return int(text)
+        except ValueError:
+            pass  # 2.0 or 1e3: an integer all the same; or not a number, raised below
+    return float(text)
+
+
+def number_text(text: str, source: str, field: str, rng: Range, integer: bool = False) -> float:
+    """A number written as text (a cell of a trace file) in ``rng`` (an integer when
+    ``integer``), else an error showing the text as written, with the reasons of
+    :func:`check_number` and :func:`check_integer` (NaN, infinities and 10^400 lie in no
+    range; a huge integer is compared exactly, never converted to a float)."""
+    kind = "an integer" if integer else "a number"
+    try:
+        value = _parse(text, integer)
+    except ValueError:
+        raise InstanceError(source, field, text, f"expected {kind} {rng}") from None
+    if not rng.low <= value <= rng.high:  # exact for any int, False for NaN
+        raise InstanceError(source, field, text, _out_of(value, rng, kind))
+    if integer and not float(value).is_integer():
+        raise InstanceError(source, field, text, f"expected {kind} {rng}")
+    return int(value) if integer else float(value)
+
+
 def number_list(values: Any, source: str, field: str, length: int, rng: Range) -> tuple[float, ...]:
     """``length`` numbers in ``rng``. The common case (all good) takes a few C-level passes."""
     if not isinstance(values, list | tuple):

@@ -4,6 +4,8 @@ what it gives into its own instances and bounds.
 - :mod:`.traces`: the readers of Gavel's Philly-derived traces and the Alibaba PAI 2020
   tables, returning family-neutral rows (:class:`~.traces.GavelJob` with its
   :class:`~.traces.Speeds`, :class:`~.traces.PaiJob`);
+- :mod:`.rows`: a trace file's lines, each checked, and its bad rows (:class:`~.rows.BadRows`:
+  refused, or skipped and counted with ``skip_bad_rows=true``);
 - :mod:`.params`: the generator's trace parameters and an instance file's ``trace`` object
   (:class:`~.params.GavelReader`: a family's ``load_trace`` and ``read_manifest``);
 - :mod:`.bounds`: the pooled single-machine relaxations of the flow time (SRPT, Goemans'

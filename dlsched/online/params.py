@@ -1,8 +1,9 @@
 """The parameters of a trace-driven instance, as the online families read them: the generator's
 ``--param`` values (``trace=FILE``, ``throughputs=FILE``, ``limit``, a time in seconds, a
-Gavel cluster ``V:P:K``) and the ``trace`` object of an instance file that names a trace
-(:func:`manifest`). Each bad value is one :class:`~dlsched.errors.OptionError` naming it (in
-an instance file, an :class:`~dlsched.errors.InstanceError` naming ``trace.FIELD``).
+Gavel cluster ``V:P:K``, ``skip_bad_rows``) and the ``trace`` object of an instance file that
+names a trace (:func:`manifest`). Each bad value is one :class:`~dlsched.errors.OptionError`
+naming it (in an instance file, an :class:`~dlsched.errors.InstanceError` naming
+``trace.FIELD``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from dlsched.errors import InstanceError, OptionError
+from dlsched.online.rows import BadRows
 from dlsched.online.traces import CLUSTER, GPU_TYPES, cluster_of
 
 T = TypeVar("T")
@@ -65,6 +67,15 @@ def positive(name: str, value: Any) -> int | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise OptionError(name, value, "expected a positive integer")
     return value
+
+
+def skip_rows(params: Mapping[str, Any]) -> BadRows:
+    """The bad rows of a trace as the trace parameter ``skip_bad_rows`` says (``true``: each
+    skipped and counted, by default each refused: :class:`~dlsched.online.rows.BadRows`)."""
+    value = params.get("skip_bad_rows", False)
+    if not isinstance(value, bool):
+        raise OptionError("skip_bad_rows", value, "expected true or false")
+    return BadRows(value)
 
 
 def trace_files(params: Mapping[str, Any], known: tuple[str, ...]) -> tuple[Path, Path]:
@@ -141,5 +152,6 @@ __all__ = [
     "parse_cluster",
     "positive",
     "seconds",
+    "skip_rows",
     "trace_files",
 ]

@@ -92,11 +92,12 @@ def test_a_bad_gavel_line_is_one_error_naming_its_column(
     assert e.value.field == where and str(trace) in str(e.value)
 
 
-def test_a_job_type_without_throughput_names_the_file(tmp_path: Path) -> None:
-    trace, tput = _gavel(tmp_path, ["C\tc\ts\t1\t10\t0\t1"])
-    with pytest.raises(InstanceError, match="no positive throughput") as e:
+def test_a_job_type_without_throughput_names_the_trace_line(tmp_path: Path) -> None:
+    trace, tput = _gavel(tmp_path, ["A\tc\ts\t1\t10\t0\t1", "C\tc\ts\t1\t10\t0\t1"])
+    with pytest.raises(InstanceError, match="no positive v100 throughput") as e:
         gavel_trace(trace, tput)
-    assert str(tput) in str(e.value)
+    assert e.value.source == str(trace) and e.value.field == "line 2, column job_type"
+    assert tput.name in e.value.reason
 
 
 def _pai(folder: Path, jobs: str, tasks: str, tags: str | None = None) -> tuple[Path, ...]:

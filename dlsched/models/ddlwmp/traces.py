@@ -36,13 +36,15 @@ from typing import Any
 import numpy as np
 
 from dlsched.errors import InstanceError, OptionError
-from dlsched.models.ddlwmp.instance import Cluster, DdlwmpInstance, Job
+from dlsched.models.ddlwmp.instance import LIMITS, Cluster, DdlwmpInstance, Job
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min
 from dlsched.models.ddlwmp.profiles import PROFILES, stages
-from dlsched.online.params import beside, file_param
-from dlsched.online.traces import gavel_jobs, gavel_rate, gavel_throughputs, pai_jobs
+from dlsched.online.params import beside, file_param, skip_rows
+from dlsched.online.rows import RANGE, BadRows
+from dlsched.online.traces import gavel_jobs, gavel_rate, gavel_throughputs, known_type, pai_jobs
 
-Row = tuple[str, str, float, float, int]  # (group, user, release s, duration s, GPUs)
+#: (group, user, release s, duration s, GPUs, (file, line, column) the duration comes from)
+Row = tuple[str, str, float, float, int, tuple[str, int, str]]
 
 
 def _config_for(gpus: int, rng: np.random.Generator, total: int) -> tuple[str, tuple[int, ...]]:
@@ -57,41 +59,70 @@ def _config_for(gpus: int, rng: np.random.Generator, total: int) -> tuple[str, t
 
 
 def jobs_from_rows(
-    rows: Iterable[Row], cluster: Cluster, name: str, seed: int = 0, limit: int | None = None
+    rows: Iterable[Row],
+    cluster: Cluster,
+    name: str,
+    seed: int = 0,
+    limit: int | None = None,
+    bad: BadRows | None = None,
+    source: str = "",
 ) -> DdlwmpInstance:
     """ddlwmp jobs from trace rows, the first ``limit`` by release when given (releases
-    shifted so that the first is 0)."""
+    shifted so that the first is 0); a row whose iterations would exceed their range
+    (:data:`~dlsched.models.ddlwmp.instance.LIMITS`) is a bad row, refused or, as ``bad``
+    says, skipped and counted (in the instance's description too). No job left is an error
+    naming ``source`` (the trace file; by default ``name``)."""
+    bad = BadRows() if bad is None else bad
     rng = np.random.default_rng(seed)
-    rows = sorted(rows, key=lambda r: r[2])[:limit]
-    if not rows:
-        raise InstanceError(name, "jobs", [], "the trace holds no usable job")
-    t0 = rows[0][2]
     groups: dict[tuple[str, int], tuple[str, Any, float]] = {}
-    out = []
-    slot = cluster.slot_s
-    for k, (group, user, release, duration, gpus) in enumerate(rows):
+    out: list[Job] = []
+    slot, t0 = cluster.slot_s, 0.0
+    top = LIMITS["iterations"].high
+    for group, user, release, duration, gpus, (src, line, col) in sorted(rows, key=lambda r: r[2]):
+        if len(out) == limit:
+            break
         key = (group, gpus)
         if key not in groups:
             model, config = _config_for(gpus, rng, cluster.total_gpus)
             st = stages(model, config)
             groups[key] = model, st, alpha_tilde_min(Job("", 0.0, 1, st), cluster)[0]
         model, st, a = groups[key]
-        rel = math.ceil((release - t0) / slot - 1e-9) * slot
         n = max(1, round(duration * 1000 / a))
-        out.append(Job(f"t{k}", rel, n, st, "ring", group, user, None, model))
-    return DdlwmpInstance(name, cluster, tuple(out), f"trace {name}")
+        if n > top:
+            why = f"{n:.3g} iterations of {model} (at most {top:g}): a run of {duration:.3g} s"
+            bad.row(RANGE, InstanceError(src, f"line {line}, column {col}", duration, why))
+            continue
+        t0 = t0 if out else release
+        rel = math.ceil((release - t0) / slot - 1e-9) * slot
+        out.append(Job(f"t{len(out)}", rel, n, st, "ring", group, user, None, model))
+    if not out:
+        why = f"the trace holds no usable job{bad.aside()}"
+        raise InstanceError(source or name, "jobs", [], why)
+    return DdlwmpInstance(name, cluster, tuple(out), bad.noted(f"trace {name}"))
 
 
 def read_gavel(
-    trace: Path, throughputs: Path, cluster: Cluster, seed: int = 0, limit: int | None = None
+    trace: Path,
+    throughputs: Path,
+    cluster: Cluster,
+    seed: int = 0,
+    limit: int | None = None,
+    bad: BadRows | None = None,
 ) -> DdlwmpInstance:
-    """A Gavel ``.trace`` file as ddlwmp jobs (the first ``limit`` by arrival when given)."""
+    """A Gavel ``.trace`` file as ddlwmp jobs (the first ``limit`` by arrival when given);
+    each bad row refused or, as ``bad`` says, skipped and counted."""
+    bad = BadRows() if bad is None else bad
     tput = gavel_throughputs(throughputs)
     rows: list[Row] = []
-    for job in gavel_jobs(trace):
-        rate, _ = gavel_rate(tput, throughputs, job.job_type, job.scale)
-        rows.append((f"{job.job_type}|{job.scale}", "", job.arrival, job.steps / rate, job.scale))
-    return jobs_from_rows(rows, cluster, Path(trace).stem, seed, limit)
+    for job in gavel_jobs(trace, bad):
+        try:
+            rate, _ = gavel_rate(tput, throughputs, job.job_type, job.scale, row=(trace, job.line))
+        except InstanceError as e:
+            known_type(bad, trace, e)
+            continue
+        group, where = f"{job.job_type}|{job.scale}", (str(trace), job.line, "total_steps")
+        rows.append((group, "", job.arrival, job.steps / rate, job.scale, where))
+    return jobs_from_rows(rows, cluster, Path(trace).stem, seed, limit, bad, str(trace))
 
 
 def read_pai(
@@ -101,15 +132,18 @@ def read_pai(
     group_table: Path | None = None,
     seed: int = 0,
     limit: int | None = None,
+    bad: BadRows | None = None,
 ) -> DdlwmpInstance:
     """The PAI 2020 job and task tables (and the group tag table when given) as ddlwmp jobs
-    (:func:`dlsched.online.traces.pai_jobs`; a job's GPUs at most the cluster's)."""
-    top = cluster.total_gpus
-    rows = [
-        (p.group, p.user, p.release, p.run, min(p.gpus, top))
-        for p in pai_jobs(job_table, task_table, group_table)
+    (:func:`dlsched.online.traces.pai_jobs`; a job's GPUs at most the cluster's); each bad
+    row refused or, as ``bad`` says, skipped and counted."""
+    bad = BadRows() if bad is None else bad
+    top, src = cluster.total_gpus, str(job_table)
+    rows: list[Row] = [
+        (p.group, p.user, p.release, p.run, min(p.gpus, top), (src, p.line, "end_time"))
+        for p in pai_jobs(job_table, task_table, group_table, bad)
     ]
-    return jobs_from_rows(rows, cluster, Path(job_table).stem, seed, limit)
+    return jobs_from_rows(rows, cluster, Path(job_table).stem, seed, limit, bad, src)
 
 
 #: generator parameters of a trace-driven instance (see :func:`from_params`)
@@ -122,6 +156,7 @@ TRACE_PARAMS = (
     "group_tags",
     "predictor",
     "train_share",
+    "skip_bad_rows",
 )
 
 
@@ -144,22 +179,26 @@ def from_params(cluster: Cluster, seed: int, params: dict[str, Any]) -> DdlwmpIn
     above), ``tasks`` (PAI's task table, by default ``pai_task_table.csv`` beside the job
     table), ``group_tags`` (PAI's group tag table, optional); ``predictor`` (``group-mean``,
     ``group-median`` or ``random-forest``) trains on the first ``train_share`` (default 0.8)
-    of the jobs and keeps the rest with ``predicted_iterations`` set."""
+    of the jobs and keeps the rest with ``predicted_iterations`` set; ``skip_bad_rows``
+    (``true``: a bad row is skipped and counted, in the description and on the standard
+    error, not refused: :func:`~dlsched.online.params.skip_rows`)."""
     trace = file_param(params, "trace")
     assert trace is not None
     limit = params.get("limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise OptionError("limit", limit, "expected a positive integer")
+    bad = skip_rows(params)
     if _format(trace, params) == "gavel":
         tput = file_param(params, "throughputs") or beside(trace, "isolated_throughputs.json", 3)
         if tput is None:
             raise OptionError("throughputs", None, "give the path of isolated_throughputs.json")
-        inst = read_gavel(trace, tput, cluster, seed, limit)
+        inst = read_gavel(trace, tput, cluster, seed, limit, bad)
     else:
         tasks = file_param(params, "tasks") or beside(trace, "pai_task_table.csv", 1)
         if tasks is None:
             raise OptionError("tasks", None, "give the path of the PAI task table CSV")
-        inst = read_pai(trace, tasks, cluster, file_param(params, "group_tags"), seed, limit)
+        tags = file_param(params, "group_tags")
+        inst = read_pai(trace, tasks, cluster, tags, seed, limit, bad)
     if params.get("predictor") is None:
         if "train_share" in params:
             raise OptionError("train_share", params["train_share"], "only with predictor=")

@@ -39,16 +39,25 @@ from pathlib import Path
 from typing import Any
 
 from dlsched.errors import InstanceError, OptionError
-from dlsched.instances.validate import MAX_COUNT
+from dlsched.instances.validate import MAX_COUNT, check_integer, check_number
 from dlsched.models.elastic.instance import (
+    LIMITS,
     ElasticInstance,
     ElasticJob,
     NodeType,
     Server,
     most_workers,
 )
-from dlsched.online.params import GavelReader, parse_cluster, positive, seconds, trace_files
-from dlsched.online.traces import CLUSTER, GPU_TYPES, cluster_of, gavel_trace
+from dlsched.online.params import (
+    GavelReader,
+    parse_cluster,
+    positive,
+    seconds,
+    skip_rows,
+    trace_files,
+)
+from dlsched.online.rows import RANGE, BadRows
+from dlsched.online.traces import CLUSTER, GPU_TYPES, GavelJob, Speeds, cluster_of, gavel_trace
 
 #: Seconds per slot by default: six hours.
 SLOT_S = 21600.0
@@ -67,6 +76,7 @@ TRACE_PARAMS = (
     "slot_s",
     "horizon",
     "gpus_per_server",
+    "skip_bad_rows",
 )
 
 
@@ -90,6 +100,42 @@ def _split(total: int) -> tuple[int, int]:
     return epochs, max(1, math.ceil(total / epochs))
 
 
+def _job(g: GavelJob, sp: Speeds, arrival: int, slot_s: float, name: str) -> ElasticJob:
+    """The elastic job of trace line ``g``, arriving at slot ``arrival``."""
+    one, phi, k = sp.one["v100"], sp.phi["v100"], g.scale
+    total = max(1, round(k * g.steps * sp.scaled["v100"] * phi / one))
+    epochs, batches = _split(math.ceil(total / k))
+    reduce = one * (1 / phi - 1) * k / (k - 1) if k > 1 else 0.0
+    return ElasticJob(
+        name=name,
+        arrival=arrival,
+        weight=1.0,
+        epochs=epochs,
+        chunks=k,
+        minibatches_per_chunk=batches,
+        minibatch_time=tuple(sp.one[t] / slot_s for t in GPU_TYPES),
+        gradient_mb=0.0,
+        reduce_time=reduce / slot_s,
+    )
+
+
+def _fits(trace: Path, line: int, job: ElasticJob, horizon: int, slot_s: float) -> None:
+    """An error naming the trace's line when ``job`` lies outside the family's ranges
+    (:data:`~dlsched.models.elastic.instance.LIMITS`): its arrival in slots (before the
+    horizon) in the column arrival, its counts and times in the columns they come from."""
+    src, where = str(trace), f"line {line}, column"
+    if job.arrival >= horizon:
+        why = f"after the horizon of {horizon} slots of {slot_s:g} s: give a longer slot_s"
+        raise InstanceError(src, f"{where} arrival", job.arrival, why)
+    check_integer(job.chunks, src, f"{where} scale_factor", LIMITS["count"])
+    for key in ("epochs", "minibatches_per_chunk"):
+        check_integer(getattr(job, key), src, f"{where} total_steps ({key})", LIMITS["count"])
+    for x in job.minibatch_time:
+        what = f"{where} job_type (minibatch_time in slots)"
+        check_number(x, src, what, LIMITS["positive_time"])
+    check_number(job.reduce_time, src, f"{where} job_type (reduce_time)", LIMITS["time"])
+
+
 def read_gavel(
     trace: Path,
     throughputs: Path,
@@ -98,46 +144,39 @@ def read_gavel(
     horizon: int | None = None,
     per_server: int = GPUS_PER_SERVER,
     limit: int | None = None,
+    bad: BadRows | None = None,
 ) -> ElasticInstance:
     """A Gavel ``.trace`` file as an elastic instance (the first ``limit`` jobs by arrival
     when given) on ``cluster`` (GPUs per type, default :data:`~dlsched.online.traces.CLUSTER`,
-    as for the hare family), over ``horizon`` slots (default :func:`fluid_horizon`'s)."""
+    as for the hare family), over ``horizon`` slots (default :func:`fluid_horizon`'s); each
+    bad row (one out of the family's ranges too) refused or, as ``bad`` says, skipped and
+    counted."""
+    bad = BadRows() if bad is None else bad
     cluster = dict(CLUSTER if cluster is None else cluster)
-    lines = gavel_trace(trace, throughputs, limit)
-    first = lines[0][0].arrival
-    jobs = []
-    for n, (g, sp) in enumerate(lines):
+    jobs: list[ElasticJob] = []
+    first = 0.0
+    for g, sp in gavel_trace(trace, throughputs, None, bad):
+        if len(jobs) == limit:
+            break
+        first = first if jobs else g.arrival
         arrival = math.ceil((g.arrival - first) / slot_s - 1e-9)
-        if arrival >= (horizon or HORIZON):
-            raise InstanceError(
-                str(trace),
-                f"line {g.line}, column arrival",
-                g.arrival,
-                f"after the horizon of {horizon or HORIZON} slots of {slot_s:g} s: "
-                "give a longer slot_s",
-            )
-        one, phi, k = sp.one["v100"], sp.phi["v100"], g.scale
-        total = max(1, round(k * g.steps * sp.scaled["v100"] * phi / one))
-        per_worker = math.ceil(total / k)
-        epochs, batches = _split(per_worker)
-        reduce = one * (1 / phi - 1) * k / (k - 1) if k > 1 else 0.0
-        jobs.append(
-            ElasticJob(
-                name=f"t{n}",
-                arrival=arrival,
-                weight=1.0,
-                epochs=epochs,
-                chunks=k,
-                minibatches_per_chunk=batches,
-                minibatch_time=tuple(sp.one[t] / slot_s for t in GPU_TYPES),
-                gradient_mb=0.0,
-                reduce_time=reduce / slot_s,
-            )
-        )
+        job = _job(g, sp, arrival, slot_s, f"t{len(jobs)}")
+        try:
+            _fits(trace, g.line, job, horizon or HORIZON, slot_s)
+        except InstanceError as e:
+            bad.row(RANGE, e)
+            continue
+        jobs.append(job)
+    if not jobs:
+        raise InstanceError(str(trace), "jobs", [], f"the trace holds no usable job{bad.aside()}")
     spec = ":".join(str(cluster.get(t, 0)) for t in GPU_TYPES)
     workers = tuple(
         NodeType(t, tuple(float(k == i) for i in range(len(GPU_TYPES))), NIC_MB_S * slot_s)
         for k, t in enumerate(GPU_TYPES)
+    )
+    about = (
+        f"Gavel trace {Path(trace).name} on v100:p100:k80 = {spec}, "
+        f"{per_server} GPUs per server, slots of {slot_s:g} s"
     )
     inst = ElasticInstance(
         name=Path(trace).stem,
@@ -149,8 +188,7 @@ def read_gavel(
         ps_types=(),
         jobs=tuple(jobs),
         slot_seconds=slot_s,
-        description=f"Gavel trace {Path(trace).name} on v100:p100:k80 = {spec}, "
-        f"{per_server} GPUs per server, slots of {slot_s:g} s",
+        description=bad.noted(about),
     )
     return inst if horizon is not None else replace(inst, horizon=fluid_horizon(inst))
 
@@ -178,7 +216,7 @@ def _horizon(value: Any) -> int | None:
 
 def from_params(servers: int | None, params: Mapping[str, Any]) -> ElasticInstance:
     """The generator's trace mode (``--param trace=FILE``): ``trace``, ``throughputs``,
-    ``limit`` and ``cluster`` (GPUs per type) as the hare family reads them
+    ``limit``, ``cluster`` (GPUs per type) and ``skip_bad_rows`` as the hare family reads them
     (:mod:`dlsched.online.params`), by default ``servers`` servers in thirds of each type;
     ``gpus_per_server`` (default :data:`GPUS_PER_SERVER`), ``slot_s`` (default
     :data:`SLOT_S`), ``horizon`` (default :func:`fluid_horizon`'s). Every seed gives the same
@@ -197,6 +235,7 @@ def from_params(servers: int | None, params: Mapping[str, Any]) -> ElasticInstan
         _horizon(params.get("horizon")),
         per,
         positive("limit", params.get("limit")),
+        skip_rows(params),
     )
 
 

@@ -30,20 +30,58 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from dlsched.errors import InstanceError
-from dlsched.models.hare.instance import HareInstance, HareJob
-from dlsched.online.params import GavelReader, parse_cluster, positive, seconds, trace_files
-from dlsched.online.traces import CLUSTER, GPU_TYPES, gavel_trace
+from dlsched.instances.validate import check_integer, check_number
+from dlsched.models.hare.instance import LIMITS, HareInstance, HareJob
+from dlsched.online.params import (
+    GavelReader,
+    parse_cluster,
+    positive,
+    seconds,
+    skip_rows,
+    trace_files,
+)
+from dlsched.online.rows import RANGE, BadRows
+from dlsched.online.traces import CLUSTER, GPU_TYPES, GavelJob, Speeds, gavel_trace
 
 #: Seconds of a job's V100 run per round, by default.
 ROUND_S = 3600.0
 #: The generator's trace parameters (``--param``): see :func:`from_params`.
-TRACE_PARAMS = ("trace", "throughputs", "limit", "round_s", "cluster")
+TRACE_PARAMS = ("trace", "throughputs", "limit", "round_s", "cluster", "skip_bad_rows")
 #: Most tasks of a hare instance (rounds x tasks per round, summed).
 MAX_TASKS = 10**6
+
+
+def _job(g: GavelJob, sp: Speeds, types: list[str], round_s: float, name: str) -> HareJob:
+    """The hare job of trace line ``g`` (arrival not yet shifted)."""
+    rounds = max(1, math.ceil(g.steps * sp.scaled["v100"] / round_s - 1e-9))
+    rnd = {t: g.steps * sec / rounds for t, sec in sp.scaled.items()}  # one round on k
+    return HareJob(
+        name=name,
+        arrival=g.arrival,
+        weight=1.0,
+        rounds=rounds,
+        tasks_per_round=g.scale,
+        train_time=tuple(rnd[t] * sp.phi[t] for t in types),
+        sync_time=tuple(rnd[t] * (1 - sp.phi[t]) for t in types),
+    )
+
+
+def _fits(trace: Path, line: int, job: HareJob) -> None:
+    """An error naming the trace's line when ``job`` lies outside the family's ranges
+    (:data:`~dlsched.models.hare.instance.LIMITS`): its arrival (less the first one's) in
+    the column arrival, its rounds and times (from the steps) in the column total_steps."""
+    src, where = str(trace), f"line {line}, column"
+    check_number(job.arrival, src, f"{where} arrival", LIMITS["arrival"])
+    steps = f"{where} total_steps"
+    check_integer(job.rounds, src, steps, LIMITS["rounds"])
+    for key in ("train_time", "sync_time"):
+        for x in set(getattr(job, key)):
+            check_number(x, src, f"{steps} ({key} of a round)", LIMITS[key])
 
 
 def read_gavel(
@@ -52,44 +90,43 @@ def read_gavel(
     cluster: Mapping[str, int] | None = None,
     round_s: float = ROUND_S,
     limit: int | None = None,
+    bad: BadRows | None = None,
 ) -> HareInstance:
     """A Gavel ``.trace`` file as an online hare instance (the first ``limit`` jobs by
-    arrival when given) on ``cluster`` (GPUs per type, default :data:`CLUSTER`)."""
+    arrival when given) on ``cluster`` (GPUs per type, default :data:`CLUSTER`); each bad row
+    (one out of the family's ranges too) refused or, as ``bad`` says, skipped and counted."""
+    bad = BadRows() if bad is None else bad
     cluster = dict(CLUSTER if cluster is None else cluster)
     types = [t for t in GPU_TYPES for _ in range(cluster.get(t, 0))]
     gpus = tuple(f"{t}-{k}" for t in GPU_TYPES for k in range(cluster.get(t, 0)))
-    lines = gavel_trace(trace, throughputs, limit)
-    first = lines[0][0].arrival
-    jobs, tasks = [], 0
-    for n, (g, sp) in enumerate(lines):
-        rounds = max(1, math.ceil(g.steps * sp.scaled["v100"] / round_s - 1e-9))
-        tasks += rounds * g.scale
+    jobs: list[HareJob] = []
+    first, tasks = 0.0, 0
+    for g, sp in gavel_trace(trace, throughputs, None, bad):
+        if len(jobs) == limit:
+            break
+        job = _job(g, sp, types, round_s, f"t{len(jobs)}")
+        first = first if jobs else g.arrival
+        job = replace(job, arrival=g.arrival - first)
+        try:
+            _fits(trace, g.line, job)
+        except InstanceError as e:
+            bad.row(RANGE, e)
+            continue
+        tasks += job.rounds * g.scale
         if tasks > MAX_TASKS:
             raise InstanceError(
                 str(trace),
                 f"line {g.line}",
-                rounds,
+                job.rounds,
                 f"more than {MAX_TASKS:g} tasks in all: give a longer round_s than {round_s:g}",
             )
-        rnd = {t: g.steps * sec / rounds for t, sec in sp.scaled.items()}  # one round on k
-        jobs.append(
-            HareJob(
-                name=f"t{n}",
-                arrival=g.arrival - first,
-                weight=1.0,
-                rounds=rounds,
-                tasks_per_round=g.scale,
-                train_time=tuple(rnd[t] * sp.phi[t] for t in types),
-                sync_time=tuple(rnd[t] * (1 - sp.phi[t]) for t in types),
-            )
-        )
+        jobs.append(job)
+    if not jobs:
+        raise InstanceError(str(trace), "jobs", [], f"the trace holds no usable job{bad.aside()}")
     spec = ":".join(str(cluster.get(t, 0)) for t in GPU_TYPES)
+    about = f"Gavel trace {Path(trace).name} on v100:p100:k80 = {spec}, rounds of {round_s:g} s"
     return HareInstance(
-        name=Path(trace).stem,
-        gpus=gpus,
-        jobs=tuple(jobs),
-        description=f"Gavel trace {Path(trace).name} on v100:p100:k80 = {spec}, "
-        f"rounds of {round_s:g} s",
+        name=Path(trace).stem, gpus=gpus, jobs=tuple(jobs), description=bad.noted(about)
     )
 
 
@@ -97,8 +134,9 @@ def from_params(gpus: int | None, params: Mapping[str, Any]) -> HareInstance:
     """The generator's trace mode (``--param trace=FILE``): ``trace`` (a Gavel ``.trace``
     file), ``throughputs`` (see :func:`~dlsched.online.params.trace_files`), ``limit`` (the
     first jobs by arrival), ``round_s`` (default :data:`ROUND_S`), ``cluster`` (``V:P:K`` GPUs
-    of each type; by default ``gpus`` in thirds, or :data:`CLUSTER`). The mapping draws
-    nothing: every seed gives the same instance."""
+    of each type; by default ``gpus`` in thirds, or :data:`CLUSTER`), ``skip_bad_rows``
+    (:func:`~dlsched.online.params.skip_rows`). The mapping draws nothing: every seed gives
+    the same instance."""
     trace, tput = trace_files(params, TRACE_PARAMS)
     return read_gavel(
         trace,
@@ -106,6 +144,7 @@ def from_params(gpus: int | None, params: Mapping[str, Any]) -> HareInstance:
         parse_cluster(params.get("cluster"), gpus),
         seconds("round_s", params.get("round_s", ROUND_S)),
         positive("limit", params.get("limit")),
+        skip_rows(params),
     )
 
 
