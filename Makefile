@@ -26,7 +26,7 @@ test: $(VENV)/.installed
 
 # the documentation site in site/: the README's tour, the architecture, the errata, the API
 # reference and every notebook executed with its pictures; any warning fails the build
-# (mkdocs.yml: strict). tests/test_docs_site.py then opens it in headless Chromium.
+# (mkdocs.yml: strict). tests/docs/test_docs_site.py then opens it in headless Chromium.
 docs: $(VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --quiet
 

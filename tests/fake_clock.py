@@ -1,11 +1,14 @@
 """A clock to give a Deadline (``MethodOptions(..., clock=clock)``, ``Deadline.after(limit,
 clock)``) in tests: its time passes only when the test says so (:meth:`FakeClock.advance`, or
 ``step`` seconds at each read), so a test shows that a route kept its limit by what it did at
-each stage, never by how long it took."""
+each stage, never by how long it took; and :func:`forked`, which records what each call forked
+under a Deadline is handed."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from dlsched.solvers.deadline import Deadline
 
 
 class FakeClock:
@@ -61,3 +64,20 @@ def takes_time(monkeypatch: Any, clock: FakeClock, seconds: float, module: Any, 
         return out
 
     monkeypatch.setattr(module, name, timed)
+
+
+def forked(monkeypatch, kill: bool = False) -> list[tuple[float, float | None]]:
+    """Record what each forked call is handed (its seconds, what its Deadline has left), then
+    run it, or kill it (None) when ``kill``."""
+    from dlsched.solvers import deadline as deadline_module
+
+    real = deadline_module.call_with_deadline
+    handed = []
+
+    def spy(fn, *args, seconds, label):
+        budget = next(a for a in args if isinstance(a, Deadline))
+        handed.append((seconds, budget.left()))
+        return None if kill else real(fn, *args, seconds=seconds, label=label)
+
+    monkeypatch.setattr(deadline_module, "call_with_deadline", spy)
+    return handed

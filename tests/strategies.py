@@ -6,10 +6,15 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 from hypothesis import strategies as st
 
-from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.generate import GPU_TYPES
+from dlsched.models.hare.instance import HareInstance, HareJob
+from dlsched.models.hare.online.grouping import spread
+from dlsched.models.placement.check import check_placement
 from dlsched.models.placement.instance import PlacementInstance, PlacementJob, Worker
+from dlsched.models.placement.solution import Placement
 
 
 @st.composite
@@ -76,3 +81,102 @@ def hare_brute_force(inst: HareInstance) -> float:
                 comp[n] = max(comp[n], f)
             best = min(best, sum(j.weight * c for j, c in zip(inst.jobs, comp, strict=True)))
     return best
+
+
+def placement_brute_force(inst) -> float:
+    """Independent optimum: the checker on every assignment of workers to jobs."""
+    best = math.inf
+    for a in itertools.product(range(inst.num_jobs), repeat=inst.num_workers):
+        if len(set(a)) == inst.num_jobs:
+            best = min(best, check_placement(inst, Placement(a)).avg_jct)
+    return best
+
+
+@st.composite
+def tiny_instances(draw, max_tasks: int = 4, max_gpus: int = 2):
+    gpus = draw(st.integers(1, max_gpus))
+    jobs = []
+    budget = max_tasks
+    for n in range(draw(st.integers(1, 2))):
+        rounds = draw(st.integers(1, 2))
+        tasks = draw(st.integers(1, 2))
+        if rounds * tasks > budget:
+            break
+        budget -= rounds * tasks
+        half = st.integers(1, 8).map(lambda v: v / 2)
+        jobs.append(
+            HareJob(
+                name=f"j{n}",
+                arrival=draw(st.integers(0, 3)) / 2,
+                weight=draw(st.integers(1, 3)),
+                rounds=rounds,
+                tasks_per_round=tasks,
+                train_time=tuple(draw(half) for _ in range(gpus)),
+                sync_time=tuple(draw(st.integers(0, 2)) / 2 for _ in range(gpus)),
+            )
+        )
+    if not jobs:
+        jobs.append(HareJob("j0", 0.0, 1.0, 1, 1, (1.0,) * gpus, (0.0,) * gpus))
+    return HareInstance(name="hyp", gpus=tuple(f"g{k}" for k in range(gpus)), jobs=tuple(jobs))
+
+
+@st.composite
+def small_jobs(draw, max_tasks: int = 5):
+    """3-4 jobs of at most 5 tasks in all on 1-2 GPUs: blocks of one job each (block_tasks=1),
+    so runs of two or three blocks are segments with parts inside."""
+    gpus = draw(st.integers(1, 2))
+    sizes = draw(st.sampled_from([(1, 1, 1), (1, 2, 1), (2, 1, 1, 1), (1, 1, 1, 1)]))
+    jobs = []
+    for n, tasks in enumerate(sizes[:max_tasks]):
+        jobs.append(
+            HareJob(
+                f"j{n}",
+                draw(st.integers(0, 3)) / 2,
+                draw(st.integers(1, 3)),
+                1,
+                tasks,
+                tuple(draw(st.integers(1, 6)) / 2 for _ in range(gpus)),
+                tuple(draw(st.integers(0, 2)) / 2 for _ in range(gpus)),
+            )
+        )
+    return HareInstance("small", tuple(f"g{m}" for m in range(gpus)), tuple(jobs))
+
+
+def mixed(counts, jobs=3, seed=0):
+    """One GPU type per count (the paper's four types), ``jobs`` random job profiles."""
+    rng = np.random.default_rng(seed)
+    types = [t for t, c in zip(GPU_TYPES, counts, strict=False) for _ in range(c)]
+    js = []
+    for n in range(jobs):
+        bc, bs = rng.uniform(1, 5), rng.uniform(0.1, 1)
+        js.append(
+            HareJob(
+                f"j{n}",
+                0.0,
+                1.0,
+                1,
+                1,
+                tuple(round(bc * GPU_TYPES[t][0], 1) for t in types),
+                tuple(round(bs * GPU_TYPES[t][1], 1) for t in types),
+            )
+        )
+    return HareInstance("mixed", tuple(f"{t}-{k}" for k, t in enumerate(types)), tuple(js))
+
+
+def partitions(items, k):
+    """Every partition of ``items`` into exactly k non-empty groups."""
+    if k == 1:
+        yield (tuple(items),)
+        return
+    if len(items) < k:
+        return
+    first, rest = items[0], items[1:]
+    for p in partitions(rest, k - 1):
+        yield ((first,), *p)
+    for p in partitions(rest, k):
+        for i in range(len(p)):
+            yield (*p[:i], (first, *p[i]), *p[i + 1 :])
+
+
+def brute_force_spread(s, k):
+    return min(spread(s, p) for p in partitions(list(range(s.shape[1])), k))

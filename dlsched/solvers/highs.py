@@ -268,8 +268,8 @@ def run_highs(h: Any) -> None:
     the main one, about once a millisecond of simplex) run the recording handler and then ask
     HiGHS to stop, and HiGHS returns as from any limit. Only in the main thread with a Python
     handler in place, as for CP-SAT. (Pyomo's interface stops its runs by letting Python's
-    handler raise inside highspy's own interrupt callback; tests/test_highs_interrupt.py checks
-    both.)"""
+    handler raise inside highspy's own interrupt callback;
+    tests/solvers/test_highs_interrupt.py checks both.)"""
     previous = signal.getsignal(signal.SIGINT)
     if threading.current_thread() is not threading.main_thread() or not callable(previous):
         h.run()

@@ -7,7 +7,7 @@ import pytest
 from fake_clock import FakeClock
 from hypothesis import HealthCheck, given, settings
 from strategies import hare_brute_force as brute_force
-from test_hare_decompose import small_jobs
+from strategies import small_jobs
 
 from dlsched.models.hare import generate
 from dlsched.models.hare.check import check_schedule

@@ -7,7 +7,6 @@ the site first, and a skip there is a failure)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -15,15 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from site_browser import COUNT_IMAGES, chrome, missing
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 SITE = ROOT / "site"
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
-#: what the browser counts on a page: images decoded and drawn with a size
-COUNT_IMAGES = """return [
-    document.images.length,
-    Array.from(document.images).filter(
-        i => i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 0).length]"""
 #: MathJax done with the page: its version, where it came from and how many formulas it typeset
 TYPESET = """const done = arguments[arguments.length - 1];
     const script = Array.from(document.scripts).find(s => s.src.endsWith("tex-chtml-full.js"));
@@ -53,45 +48,17 @@ FIRST_CELL = """const pre = Array.from(document.querySelectorAll(".jupyter-wrapp
     return [unwrapped, shown, pre.clientWidth];"""
 
 
-def _missing(why: str) -> None:
-    if os.environ.get("DLSCHED_REQUIRE_SITE") == "1":
-        pytest.fail(why)
-    pytest.skip(why)
-
-
-def _chrome(tmp: Path) -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(shutil.which("chromium"))
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1280,2000",  # a desktop reader's: the page's three columns
-        f"--user-data-dir={tmp}",
-    ):
-        options.add_argument(flag)
-    return webdriver.Chrome(options=options, service=Service(str(shutil.which("chromedriver"))))
-
-
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     if not (SITE / "index.html").is_file():
-        _missing("the documentation site is not built (make docs)")
+        missing("the documentation site is not built (make docs)")
     if shutil.which("chromium") is None or shutil.which("chromedriver") is None:
-        _missing("no chromium and chromedriver (Debian packages chromium, chromium-driver)")
+        missing("no chromium and chromedriver (Debian packages chromium, chromium-driver)")
     try:
         import selenium  # noqa: F401
     except ImportError:
-        _missing("selenium is not installed (pip install '.[docs]')")
-    driver = _chrome(tmp_path_factory.mktemp("chromium"))
+        missing("selenium is not installed (pip install '.[docs]')")
+    driver = chrome(tmp_path_factory.mktemp("chromium"))
     try:
         yield driver
     finally:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from fake_clock import FakeClock
-from test_docs_site import COUNT_IMAGES, _chrome, _missing
+from site_browser import COUNT_IMAGES, chrome, missing
 
 from dlsched.solvers import SolveOptions
 from dlsched.verify import registry
@@ -33,12 +33,12 @@ READ_PAGE = """return {
 @pytest.fixture
 def browser(tmp_path: Path) -> Any:
     if shutil.which("chromium") is None or shutil.which("chromedriver") is None:
-        _missing("no chromium and chromedriver (Debian packages chromium, chromium-driver)")
+        missing("no chromium and chromedriver (Debian packages chromium, chromium-driver)")
     try:
         import selenium  # noqa: F401
     except ImportError:
-        _missing("selenium is not installed (pip install '.[docs]')")
-    driver = _chrome(tmp_path / "chromium")
+        missing("selenium is not installed (pip install '.[docs]')")
+    driver = chrome(tmp_path / "chromium")
     try:
         yield driver
     finally:

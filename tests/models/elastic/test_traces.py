@@ -28,7 +28,7 @@ from dlsched.models.elastic.instance import ElasticInstance, duration, most_work
 from dlsched.models.elastic.traces import read_gavel
 from dlsched.online.traces import gavel_dir
 
-GAVEL = gavel_dir(Path(__file__).resolve().parent.parent)
+GAVEL = gavel_dir(Path(__file__).resolve().parents[3])
 #: The heuristics whose results carry the flow-time bound.
 POLICIES = ("a-online", "a-dual", "a-maxweight", "fifo", "drf", "tiresias", "antman")
 

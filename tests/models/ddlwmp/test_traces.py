@@ -19,7 +19,7 @@ from dlsched.models.ddlwmp.traces import read_gavel, read_pai
 from dlsched.online.traces import gavel_dir
 
 CLUSTER = Cluster(servers=4, gpus_per_server=8, inter_gbps=10.0, intra_gbps=2400.0)
-GAVEL = gavel_dir(Path(__file__).resolve().parent.parent)
+GAVEL = gavel_dir(Path(__file__).resolve().parents[3])
 
 
 def _iterations_match_duration(job: Job, seconds: float, cluster: Cluster = CLUSTER) -> None:
@@ -286,7 +286,7 @@ def test_cli_missing_trace_or_throughputs(tmp_path: Path, capsys) -> None:
 
 # --- the PAI samples (tests/data/pai) read in place of an instance -----------------------------
 
-PAI = Path(__file__).resolve().parent / "data" / "pai"
+PAI = Path(__file__).resolve().parents[2] / "data" / "pai"
 
 
 def test_pai_sample_is_read_directly_on_the_pai_cluster() -> None:

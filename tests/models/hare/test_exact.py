@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import hare_brute_force as brute_force
+from strategies import tiny_instances
 
 from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
@@ -23,34 +24,6 @@ OPTS = MethodOptions(solve=SolveOptions(time_limit=60))
 def within() -> Deadline:
     """The tests' time limit, from now."""
     return Deadline.after(OPTS.time_limit)
-
-
-@st.composite
-def tiny_instances(draw, max_tasks: int = 4, max_gpus: int = 2):
-    gpus = draw(st.integers(1, max_gpus))
-    jobs = []
-    budget = max_tasks
-    for n in range(draw(st.integers(1, 2))):
-        rounds = draw(st.integers(1, 2))
-        tasks = draw(st.integers(1, 2))
-        if rounds * tasks > budget:
-            break
-        budget -= rounds * tasks
-        half = st.integers(1, 8).map(lambda v: v / 2)
-        jobs.append(
-            HareJob(
-                name=f"j{n}",
-                arrival=draw(st.integers(0, 3)) / 2,
-                weight=draw(st.integers(1, 3)),
-                rounds=rounds,
-                tasks_per_round=tasks,
-                train_time=tuple(draw(half) for _ in range(gpus)),
-                sync_time=tuple(draw(st.integers(0, 2)) / 2 for _ in range(gpus)),
-            )
-        )
-    if not jobs:
-        jobs.append(HareJob("j0", 0.0, 1.0, 1, 1, (1.0,) * gpus, (0.0,) * gpus))
-    return HareInstance(name="hyp", gpus=tuple(f"g{k}" for k in range(gpus)), jobs=tuple(jobs))
 
 
 def test_toy_instance_known_optimum():

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import placement_brute_force as brute_force
 from strategies import placement_instances
 
 from dlsched.errors import InfeasibleSolutionError, OptionError
@@ -31,15 +32,6 @@ MOTIVATING = "placement/liu2024-motivating"
 def default_limit() -> Deadline:
     """The deadline of a route called without a method: the default limit, from now."""
     return Deadline.after(DEFAULT_TIME_LIMIT)
-
-
-def brute_force(inst) -> float:
-    """Independent optimum: the checker on every assignment of workers to jobs."""
-    best = math.inf
-    for a in itertools.product(range(inst.num_jobs), repeat=inst.num_workers):
-        if len(set(a)) == inst.num_jobs:
-            best = min(best, check_placement(inst, Placement(a)).avg_jct)
-    return best
 
 
 # --- catalogue: the paper's own numbers --------------------------------------------------

@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from cli_run import one_line, run
 
 import dlsched.bounds.comparisons
 from dlsched import families
@@ -18,20 +19,8 @@ from dlsched.bounds import locked_log, repair_tail
 from dlsched.cli import main
 from dlsched.errors import DlschedError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HARE_SWEEP = ("sweep", "hare", "--count", "2", "--jobs", "3", "--gpus", "2")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line(err: str, *words: str) -> None:
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    for w in words:
-        assert w in err, (w, err)
 
 
 @pytest.fixture

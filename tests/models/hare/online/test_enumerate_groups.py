@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_hare_online import brute_force_spread, mixed
-from test_hare_online import partitions as brute_partitions
+from strategies import brute_force_spread, mixed
+from strategies import partitions as brute_partitions
 
 from dlsched.models.hare.online.enumerate_groups import (
     ENUMERATE_MAX,

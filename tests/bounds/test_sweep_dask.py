@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_bounds import count_runs
+from cli_run import count_runs
 
 from dlsched.bounds import SWEEP_KEY, sweep
 from dlsched.cli import main

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fake_clock import FakeClock
+from fake_clock import FakeClock, forked
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_hare_online import _forked, brute_force_spread, mixed
+from strategies import brute_force_spread, mixed
 
 from dlsched.errors import OptionError
 from dlsched.models import MethodOptions, run_method
@@ -162,7 +162,7 @@ def test_hlas_with_a_rounding_named_is_the_lp_method():
 
 def test_the_relaxation_is_forked_with_what_is_left_of_its_share(monkeypatch):
     inst = mixed((2, 1, 1, 2))
-    handed = _forked(monkeypatch)
+    handed = forked(monkeypatch)
     clock = FakeClock()
     deadline = Deadline.after(10.0, clock)
     clock.advance(4.0)
@@ -177,7 +177,7 @@ def test_the_relaxation_is_forked_with_what_is_left_of_its_share(monkeypatch):
 
 def test_a_relaxation_killed_at_its_limit_gives_the_greedy_grouping_and_says_so(monkeypatch):
     inst = mixed((2, 1, 1, 2))
-    _forked(monkeypatch, kill=True)
+    forked(monkeypatch, kill=True)
     res = lp_grouping(inst, 2, "lp-random", deadline=Deadline.after(10.0))
     assert res.method == "greedy" and res.status == Status.TIME_LIMIT
     assert res.info == {"lp_status": KILLED, "lp_value": None}
@@ -189,6 +189,6 @@ def test_a_relaxation_killed_at_its_limit_gives_the_greedy_grouping_and_says_so(
 
 def test_one_group_needs_no_solver(monkeypatch):
     inst = mixed((1, 2, 1))
-    handed = _forked(monkeypatch)
+    handed = forked(monkeypatch)
     res = lp_grouping(inst, 1, "lp-round", deadline=Deadline.after(10.0))
     assert handed == [] and res.groups == ((0, 1, 2, 3),) and res.status == Status.OPTIMAL

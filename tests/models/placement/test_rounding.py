@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fake_clock import FakeClock, record_time_limits, takes_time
+from fake_clock import FakeClock, forked, record_time_limits, takes_time
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import placement_brute_force as brute_force
 from strategies import placement_instances
-from test_hare_online import _forked
-from test_placement import brute_force
 
 from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
@@ -154,7 +153,7 @@ def test_each_lp_is_handed_what_is_left_and_the_loop_stops_at_the_limit(monkeypa
 
 def test_the_relaxation_is_forked_a_grace_short_and_a_killed_one_gives_optimus_lb(monkeypatch):
     inst = load("placement/liu2024-s3k8-seed1")
-    handed = _forked(monkeypatch, kill=True)
+    handed = forked(monkeypatch, kill=True)
     clock = FakeClock()
     out = run_method(inst, "lp-round", MethodOptions(SolveOptions(time_limit=10.0), clock=clock))
     child = 10.0 - 2 * grace(10.0)  # for_fork: two graces before the limit

@@ -8,7 +8,8 @@ import itertools
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_hare_exact import brute_force, tiny_instances
+from strategies import hare_brute_force as brute_force
+from strategies import small_jobs, tiny_instances
 
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import generate
@@ -190,28 +191,6 @@ def test_best_partition_is_the_best_of_every_partition(k, data):
     else:
         assert got is not None and sum(bounds[p] for p in got) == best
         assert [a for a, _ in got] + [k] == [0] + [b for _, b in got]  # consecutive, covering
-
-
-@st.composite
-def small_jobs(draw, max_tasks: int = 5):
-    """3-4 jobs of at most 5 tasks in all on 1-2 GPUs: blocks of one job each (block_tasks=1),
-    so runs of two or three blocks are segments with parts inside."""
-    gpus = draw(st.integers(1, 2))
-    sizes = draw(st.sampled_from([(1, 1, 1), (1, 2, 1), (2, 1, 1, 1), (1, 1, 1, 1)]))
-    jobs = []
-    for n, tasks in enumerate(sizes[:max_tasks]):
-        jobs.append(
-            HareJob(
-                f"j{n}",
-                draw(st.integers(0, 3)) / 2,
-                draw(st.integers(1, 3)),
-                1,
-                tasks,
-                tuple(draw(st.integers(1, 6)) / 2 for _ in range(gpus)),
-                tuple(draw(st.integers(0, 2)) / 2 for _ in range(gpus)),
-            )
-        )
-    return HareInstance("small", tuple(f"g{m}" for m in range(gpus)), tuple(jobs))
 
 
 @settings(

@@ -155,12 +155,12 @@ def test_the_equation_index_is_the_builders_docs():
         index = {c: doc for c, doc, _ in equations(program)}
         assert built.items() <= index.items(), program
     spec = importlib.util.spec_from_file_location(
-        "hooks", Path(__file__).parent.parent / "docs" / "hooks.py"
+        "hooks", Path(__file__).parents[2] / "docs" / "hooks.py"
     )
     assert spec is not None and spec.loader is not None
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
-    page = (Path(__file__).parent.parent / "docs" / "equations.md").read_text()
+    page = (Path(__file__).parents[2] / "docs" / "equations.md").read_text()
     text = hooks.on_page_markdown(page)
     assert hooks.EQUATION_INDEX in page and hooks.EQUATION_INDEX not in text
     for p in dlsched.programs():

@@ -5,15 +5,14 @@ from __future__ import annotations
 import fcntl
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from cli_run import count_runs
 
-import dlsched.bounds.comparisons
 from dlsched.bounds import GUARANTEES, compare, register_guarantee, sweep
 from dlsched.cli import main
 from dlsched.errors import DlschedError
-from dlsched.instances import from_dict, instance_hash, load
+from dlsched.instances import from_dict, load
 from dlsched.models import MethodOptions
 from dlsched.models.placement import generate
 from dlsched.solvers.base import SolveOptions
@@ -58,19 +57,6 @@ def test_sweep_resumes_and_saves_counterexamples(tmp_path: Path) -> None:
     payload = json.loads(files[0].read_text())
     assert from_dict(payload["instance"]).family == "placement"
     assert payload["record"]["holds"] is False
-
-
-def count_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
-    """Record (instance hash, method) of every run the sweep makes in this process."""
-    calls: list[tuple[str, str]] = []
-    real = dlsched.bounds.comparisons.run_method
-
-    def counting(instance: Any, method: str, options: MethodOptions | None = None) -> Any:
-        calls.append((instance_hash(instance), method))
-        return real(instance, method, options)
-
-    monkeypatch.setattr(dlsched.bounds.comparisons, "run_method", counting)
-    return calls
 
 
 def test_sweep_rerun_with_an_added_method_runs_only_that_method(

@@ -19,7 +19,7 @@ from dlsched.models.placement.generator import (
 
 #: Gavel's measurements are not shipped; they are read from ``shared/data/gavel`` beside the
 #: clone (the repository root's parent) when present.
-GAVEL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gavel"
+GAVEL = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "gavel"
 
 
 def test_setting_of_section_vi_a() -> None:

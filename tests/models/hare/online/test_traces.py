@@ -32,7 +32,7 @@ from dlsched.online.bounds import srpt_total, wspt_bound
 from dlsched.online.traces import gavel_dir
 from dlsched.solvers.deadline import Deadline
 
-GAVEL = gavel_dir(Path(__file__).resolve().parent.parent)
+GAVEL = gavel_dir(Path(__file__).resolve().parents[4])
 #: The online policies of the family whose results carry the flow-time bound.
 POLICIES = ("hlas", "hlas-p", "online-fifo", "2d-las", "sched-homo-unit", "sched-allox-unit")
 

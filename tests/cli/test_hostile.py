@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli_qa import one_line, run
+from cli_run import one_line, run
 
 from dlsched.cli import main
 from dlsched.errors import InstanceError, OptionError
@@ -335,7 +335,7 @@ def test_every_file_the_readme_tour_writes_is_ignored_by_git() -> None:
     import shutil
     import subprocess
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if shutil.which("git") is None or not (root / ".git").exists():
         pytest.skip("not a git checkout")
     readme = (root / "README.md").read_text()

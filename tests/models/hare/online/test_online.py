@@ -10,9 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_clock import FakeClock
+from fake_clock import FakeClock, forked
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import brute_force_spread, mixed
 
 from dlsched.errors import OptionError
 from dlsched.instances import load
@@ -347,46 +348,6 @@ def test_bad_options_name_the_option(method, params, name):
 
 
 # --- GPU_Grouping ----------------------------------------------------------------------------
-def mixed(counts, jobs=3, seed=0):
-    """One GPU type per count (the paper's four types), ``jobs`` random job profiles."""
-    rng = np.random.default_rng(seed)
-    types = [t for t, c in zip(GPU_TYPES, counts, strict=False) for _ in range(c)]
-    js = []
-    for n in range(jobs):
-        bc, bs = rng.uniform(1, 5), rng.uniform(0.1, 1)
-        js.append(
-            HareJob(
-                f"j{n}",
-                0.0,
-                1.0,
-                1,
-                1,
-                tuple(round(bc * GPU_TYPES[t][0], 1) for t in types),
-                tuple(round(bs * GPU_TYPES[t][1], 1) for t in types),
-            )
-        )
-    return HareInstance("mixed", tuple(f"{t}-{k}" for k, t in enumerate(types)), tuple(js))
-
-
-def partitions(items, k):
-    """Every partition of ``items`` into exactly k non-empty groups."""
-    if k == 1:
-        yield (tuple(items),)
-        return
-    if len(items) < k:
-        return
-    first, rest = items[0], items[1:]
-    for p in partitions(rest, k - 1):
-        yield ((first,), *p)
-    for p in partitions(rest, k):
-        for i in range(len(p)):
-            yield (*p[:i], (first, *p[i]), *p[i + 1 :])
-
-
-def brute_force_spread(s, k):
-    return min(spread(s, p) for p in partitions(list(range(s.shape[1])), k))
-
-
 @pytest.mark.parametrize(
     ("counts", "groups"), [((2, 1, 1, 2), 2), ((3, 2, 1), 3), ((1, 1, 2, 2), 3)]
 )
@@ -452,29 +413,12 @@ def test_pooled_grouping_of_16_gpus_of_4_types_in_4_groups_is_certified():
 BEYOND_LISTING = (4, 4, 3, 3)
 
 
-def _forked(monkeypatch, kill: bool = False) -> list[tuple[float, float | None]]:
-    """Record what each forked call is handed (its seconds, what its Deadline has left), then
-    run it, or kill it (None) when ``kill``."""
-    from dlsched.solvers import deadline as deadline_module
-
-    real = deadline_module.call_with_deadline
-    handed = []
-
-    def spy(fn, *args, seconds, label):
-        budget = next(a for a in args if isinstance(a, Deadline))
-        handed.append((seconds, budget.left()))
-        return None if kill else real(fn, *args, seconds=seconds, label=label)
-
-    monkeypatch.setattr(deadline_module, "call_with_deadline", spy)
-    return handed
-
-
 def test_the_exact_grouping_is_forked_with_what_is_left_of_its_share(monkeypatch):
     # GPU_Grouping is built, handed to HiGHS and solved in a child (none of it can stop), given
     # what is left of its deadline and killed a grace past it (a fake clock: 4 of 10 s gone);
     # the online methods give it GROUPING_SHARE of their limit, the simulation follows it
     inst = mixed(BEYOND_LISTING)
-    handed = _forked(monkeypatch)
+    handed = forked(monkeypatch)
     clock = FakeClock()
     deadline = Deadline.after(10.0, clock)
     clock.advance(4.0)
@@ -491,7 +435,7 @@ def test_the_exact_grouping_is_forked_with_what_is_left_of_its_share(monkeypatch
 def test_a_grouping_killed_at_its_limit_is_the_greedy_one_and_says_so(monkeypatch):
     inst = mixed(BEYOND_LISTING)
     s = speed_matrix(inst)
-    _forked(monkeypatch, kill=True)
+    forked(monkeypatch, kill=True)
     res = group_gpus(inst, 2, "exact", deadline=Deadline.after(10.0))
     assert res.groups == greedy_grouping(s, 2) and res.spread == spread(s, res.groups) > 0
     assert res.status == Status.TIME_LIMIT
