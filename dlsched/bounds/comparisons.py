@@ -108,7 +108,9 @@ def against_reference(
     """Run ``reference`` once, then each of ``methods`` (the reference itself skipped), each
     record yielded as soon as it is run: first the reference's own (when ``with_reference``).
     Every outcome is checker-verified (the method layer guarantees it)."""
-    ref = run_method(instance, reference, MethodOptions(solve=options.solve))
+    ref = run_method(
+        instance, reference, MethodOptions(solve=options.solve, time_limit=options.time_limit)
+    )
     if with_reference:
         yield comparison(instance, ref, ref)
     for m in methods:

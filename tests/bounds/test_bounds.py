@@ -181,3 +181,29 @@ def test_json_safe_gives_strict_json_for_numpy_and_non_finite_numbers() -> None:
     assert safe == {"a": None, "1": [3, None], "b": [1.5, None]}
     assert type(safe["1"][0]) is int
     json.dumps(safe, allow_nan=False)  # raises on any NaN or infinity left
+
+
+def test_the_reference_runs_under_the_callers_time_limit(monkeypatch) -> None:
+    """compare's and verify's reference get the caller's limit, not the default one (its
+    settings and its limit travel apart since SolverSettings carry none)."""
+    from dlsched.bounds import comparisons
+    from dlsched.instances import load
+    from dlsched.models import MethodOptions
+    from dlsched.verify import theorem as theorem_module
+
+    seen: list[tuple[str, float | None]] = []
+    real = comparisons.run_method
+
+    def spy(instance, method, options):
+        seen.append((method, options.time_limit))
+        return real(instance, method, options)
+
+    monkeypatch.setattr(comparisons, "run_method", spy)
+    monkeypatch.setattr(theorem_module, "run_method", spy)
+    inst = load("hare/toy-2gpu")
+    comparisons.compare(inst, ["hare"], "exact", MethodOptions(time_limit=7.0))
+    assert seen == [("exact", 7.0), ("hare", 7.0)]
+    seen.clear()
+    t = theorem_module.registry()["002-thm4"]  # its reference (exact-cpsat) and method
+    theorem_module.ratio_measure(t, inst, MethodOptions(time_limit=9.0))
+    assert seen and all(limit == 9.0 for _, limit in seen)
