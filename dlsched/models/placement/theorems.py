@@ -17,7 +17,6 @@ from collections.abc import Iterator
 
 from dlsched.models import MethodOptions
 from dlsched.models.placement.generator import generate
-from dlsched.models.placement.guarantees import theorem_checks
 from dlsched.models.placement.instance import PlacementInstance
 from dlsched.verify.theorem import Measurement, Paper, Theorem, at_most_one, replaced, timed
 
@@ -31,6 +30,8 @@ def small(seed: int, jobs: int | None = None, gpus: int | None = None) -> Placem
 
 
 def _per_variant(inst: PlacementInstance, theorem: int) -> list[Measurement]:
+    from dlsched.models.placement.guarantees import theorem_checks  # Pyomo: on first measure
+
     rows = []
     for variant in VARIANTS:
 
