@@ -152,6 +152,7 @@ def solve(
     inst = load(instance)
     arguments.text("method", method)
     arguments.settings(time_limit, seed, threads, mip_gap)
+    params = arguments.method_params(params)
     settings = SolverSettings(seed=seed, threads=threads, mip_gap=mip_gap)
     options = MethodOptions(settings, params, time_limit=time_limit)
     return run_method(inst, method, options)
@@ -240,7 +241,10 @@ def verify_theorems(
     from dlsched.verify import select
     from dlsched.verify.runner import LOG, VerifyOptions, read_log, run
 
-    chosen = select(keys)
+    try:
+        chosen = select(keys)
+    except OptionError as e:  # select names the command line's THEOREM
+        raise OptionError("theorems", e.value, e.reason) from None
     options = VerifyOptions(
         count=count,
         first_seed=first_seed,

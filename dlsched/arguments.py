@@ -201,6 +201,40 @@ def settings(time_limit: Any, seed_: Any, threads: Any = 1, mip_gap: Any = 0.0) 
         raise OptionError("mip_gap", mip_gap, "must lie in [0, 1)")
 
 
+def category(value: Any) -> tuple[int, ...]:
+    """A placement category K_1,...,K_S: ``"3,1"`` (as ``--category`` takes it) or a sequence
+    of integers, as a tuple (the method checks its length and sum)."""
+    if isinstance(value, str):
+        try:
+            return tuple(int(x) for x in value.split(","))
+        except ValueError:
+            raise OptionError(
+                "category", value, "expected comma-separated positive integers, e.g. 3,1"
+            ) from None
+    whole = isinstance(value, Sequence) and not isinstance(value, bytes)
+    if not whole or any(isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in value):
+        raise wrong_type("category", value, "integers K_1,...,K_S (a sequence or '3,1')")
+    return tuple(int(k) for k in value)
+
+
+def method_params(given: dict[str, Any]) -> dict[str, Any]:
+    """The method parameters that are also command-line options (``--category``, ``--alpha``,
+    ``--beta``, ``--samples``, ``--route``, ``--backend``) checked and converted as there; the
+    others are the method's to check."""
+    out = dict(given)
+    if "category" in out:
+        out["category"] = category(out["category"])
+    for key in ("alpha", "beta"):
+        if key in out:
+            real(key, out[key])
+    if "samples" in out:
+        integer("samples", out["samples"], 1)
+    for key in ("route", "backend"):
+        if key in out:
+            text(key, out[key])
+    return out
+
+
 def verify_arguments(given: dict[str, Any]) -> list[str]:
     """The theorem keys of :func:`dlsched.api.verify_theorems` (its arguments, ``given``);
     every other argument is checked as ``dlsched verify`` checks its options, so no cluster
@@ -232,12 +266,14 @@ __all__ = [
     "MAX_TIME_LIMIT",
     "NAME_MAX",
     "PATH_MAX",
+    "category",
     "check_folder",
     "check_lengths",
     "family",
     "flag",
     "instance",
     "integer",
+    "method_params",
     "model",
     "names",
     "real",

@@ -38,7 +38,7 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from dlsched.arguments import MAX_PROCESSES, MAX_SEED, MAX_THREADS, MAX_TIME_LIMIT
+from dlsched.arguments import MAX_PROCESSES, MAX_SEED, MAX_THREADS, MAX_TIME_LIMIT, category
 from dlsched.arguments import check_folder as _check_folder
 from dlsched.arguments import check_lengths as _check_lengths
 from dlsched.arguments import short as _short
@@ -58,12 +58,9 @@ def _parse_value(text: str) -> Any:
 
 def _category(text: str) -> tuple[int, ...]:
     try:
-        parts = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--category {text!r}: expected comma-separated positive integers, e.g. 3,1"
-        ) from None
-    return parts
+        return category(text)
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(f"--category {text!r}: {e.reason}") from None
 
 
 def _seconds(name: str, high: float, zero: bool = False) -> Callable[[str], float]:

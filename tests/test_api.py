@@ -265,7 +265,7 @@ def test_plot_ratios_draws_one_line_per_method_through_its_mean(pyplot) -> None:
         (lambda: dlsched.solve(TOY, "hare", nope=1), ("nope", "not a parameter")),
         (lambda: dlsched.compare(TOY, ["hare", "nomethod"]), ("--methods", "'nomethod'")),
         (lambda: dlsched.compare(TOY, "hare", reference="x"), ("--reference", "'x'")),
-        (lambda: dlsched.verify_theorems("nothm"), ("THEOREM", "'nothm'")),
+        (lambda: dlsched.verify_theorems("nothm"), ("theorems", "'nothm'")),
     ],
 )
 def test_bad_input_is_a_one_line_option_error(call, words: tuple[str, ...]) -> None:
