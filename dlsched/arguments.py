@@ -159,6 +159,19 @@ def model(name: str, value: Any) -> Any:
     return value
 
 
+def frame(name: str, value: Any, columns: Sequence[str]) -> Any:
+    """A pandas DataFrame with ``columns`` (what :func:`dlsched.compare` returns)."""
+    import pandas as pd
+
+    if not isinstance(value, pd.DataFrame):
+        raise wrong_type(name, value, "a DataFrame of dlsched.compare()")
+    missing = [c for c in columns if c not in value.columns]
+    if missing:
+        known = ", ".join(map(str, value.columns)) or "none"
+        raise OptionError(name, f"<{len(value)} rows>", f"has no column {missing[0]!r} ({known})")
+    return value
+
+
 def short(path: str, keep: int = 60) -> str:
     """``path`` cut in the middle to at most ``keep`` characters (for one-line messages)."""
     return path if len(path) <= keep else f"{path[:40]}...{path[-(keep - 43) :]}"
@@ -271,6 +284,7 @@ __all__ = [
     "check_lengths",
     "family",
     "flag",
+    "frame",
     "instance",
     "integer",
     "method_params",

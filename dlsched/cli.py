@@ -11,9 +11,11 @@
     dlsched verify THEOREM ... --search --budget SECONDS [--processes P] -o DIR
     dlsched demo
 
-``--gpus`` is the size of the family's cluster (GPUs, servers) in every command, and
-``--processes`` the number of Dask worker processes of ``sweep`` and ``verify`` (default: the
-machine's cores; 0: in this process); the old ``--workers`` is refused with a line saying so.
+``--gpus`` is the size of the family's cluster (GPUs, servers) in ``generate``, ``sweep`` and
+``verify``, and ``--processes`` the number of Dask worker processes of ``sweep`` and ``verify``
+(default: the machine's cores; 0: in this process); ``solve``, ``compare`` and ``demo`` run in
+this process on the instance's cluster. The old ``--workers`` is refused in every command with
+a line saying what it is now there.
 
 INSTANCE is a path to a JSON file (full or compact), a Parquet file, a trace (ddlwmp: PAI's
 ``pai_job_table.csv``, Gavel's ``.trace``; docs/traces.md) or a bundled name such as

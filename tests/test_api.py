@@ -117,6 +117,16 @@ def test_compare_rows_are_solves_outcomes_against_the_optimum() -> None:
     assert rows.loc["relaxation", "ratio"] == pytest.approx(bound / 13.5) and bound <= 13.5
 
 
+def test_a_heuristic_equal_to_the_optimum_is_feasible_in_compare_as_in_solve() -> None:
+    """a-maxweight reaches the optimum 25 of intro-cifar10 without proving it: its ratio is 1
+    and its status feasible in compare, as in solve (only its own proof makes it optimal)."""
+    rows = dlsched.compare(CIFAR, "a-maxweight", time_limit=60).set_index("method")
+    alone = dlsched.solve(CIFAR, "a-maxweight")
+    assert rows.loc["a-maxweight", "ratio"] == pytest.approx(1.0)
+    assert rows.loc["a-maxweight", "status"] == str(alone.status) == "feasible"
+    assert alone.bound is None and rows.loc["exact", "status"] == "optimal"
+
+
 def test_the_command_lines_compare_prints_the_apis_records(capsys) -> None:
     assert main(["compare", TOY, "--methods", "hare,relaxation", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)

@@ -1,6 +1,6 @@
 """Hostile calls of the public API (``dlsched.load``, ``solve``, ``compare``, ``methods``,
 ``generate``, ``list_instances``, ``verify_theorems``, ``model``, ``solve_model``,
-``programs``, ``equations``): every wrong argument is refused before any work, by a
+``programs``, ``equations``, ``plot_ratios``): every wrong argument is refused before any work, by a
 :class:`~dlsched.errors.DlschedError` or by a TypeError of :mod:`dlsched.arguments`, on one
 line naming the argument; no call hangs. No method, solver, verification run or cluster is
 started here: their entry points raise if reached. The top-level names are checked in a fresh
@@ -188,6 +188,12 @@ def _solve_model(**kw: Any) -> Any:
     return dlsched.solve_model(TOY, **{"program_or_model": "hare-sched", **kw})
 
 
+def _frame(columns: dict[str, list[Any]]) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame(columns)
+
+
 #: Calls that need a word of their own, or a folder (``tmp``, fresh for each test).
 OTHER_CASES: list[Any] = [
     pytest.param(lambda _t: dlsched.solve(TOY, "hare", nope=1), "nope", id="solve-unknown-param"),
@@ -246,6 +252,18 @@ OTHER_CASES: list[Any] = [
     ],
     pytest.param(lambda _t: dlsched.model(TOY, "hare-sched", nope=1), "nope",
                  id="model-unknown-param"),
+    *[
+        pytest.param(lambda _t, f=f, x=x: dlsched.plot_ratios(f, x=x), word,
+                     id=f"plot_ratios-{word}-{i}")
+        for i, (f, x, word) in enumerate([
+            (42, "jobs", "frame"), (None, "jobs", "frame"), ("x", "jobs", "frame"),
+            ([{"method": "hare"}], "jobs", "frame"),
+            (_frame({"method": ["hare"]}), "jobs", "frame"),
+            (_frame({"method": ["hare"], "reference_method": ["exact"], "ratio": [1.0]}), 42, "x"),
+            (_frame({"method": ["hare"], "reference_method": ["exact"], "ratio": [1.0]}), "size",
+             "frame"),
+        ])
+    ],
     pytest.param(lambda _t: dlsched.solve_model(TOY, "noprogram"), "program",
                  id="solve_model-unknown-program"),
     *[
