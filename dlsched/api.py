@@ -59,7 +59,25 @@ def load(instance: Any) -> Any:
     >>> load("placement/liu2024-motivating").num_workers
     4
     """
-    return arguments.instance(instance)
+    from dlsched import families
+
+    if isinstance(instance, str | os.PathLike):
+        from dlsched.instances import load as load_file
+
+        arguments.check_lengths("instance", os.fspath(instance))  # type: ignore[arg-type]
+        return load_file(instance)
+    if isinstance(instance, dict):
+        from dlsched.instances import from_dict
+
+        return from_dict(instance, "argument instance")
+    # an instance: of a family's own types (a look-alike with a family attribute is not one)
+    family = getattr(instance, "family", None) if not isinstance(instance, type) else None
+    home = families.REGISTRY.get(family) if isinstance(family, str) else None
+    if home is None or not type(instance).__module__.startswith(f"{home}."):
+        raise arguments.wrong_type(
+            "instance", instance, "a bundled name, a path, a dict or an instance"
+        )
+    return instance
 
 
 def list_instances(family: str | None = None) -> list[str]:
@@ -69,11 +87,12 @@ def list_instances(family: str | None = None) -> list[str]:
     >>> list_instances("elastic")[0]
     'elastic/intro-cifar10'
     """
+    from dlsched import families
     from dlsched.instances import bundled
 
-    arguments.family(family, none=True)
     if family is None:
         return bundled()
+    families.get(arguments.text("family", family))  # OptionError for an unknown family
     return [name for name in bundled() if name.startswith(f"{family}/")]
 
 
@@ -88,7 +107,7 @@ def generate(family: str, jobs: int, gpus: int | None = None, seed: int = 0, **p
     """
     from dlsched import families
 
-    arguments.family(family)
+    families.get(arguments.text("family", family))
     arguments.integer("jobs", jobs, 1)
     arguments.integer("gpus", gpus, 1, none=True)
     arguments.seed("seed", seed)
@@ -110,9 +129,10 @@ def methods(family: str) -> pd.DataFrame:
     """
     import pandas as pd
 
+    from dlsched import families
     from dlsched.models import methods as family_methods
 
-    arguments.family(family)
+    families.get(arguments.text("family", family))
     rows = [
         {
             "name": name,

@@ -59,8 +59,8 @@ def all_programs() -> dict[str, Program]:
 def programs(family: str | None = None) -> list[ProgramInfo]:
     """The paper programs :func:`model` builds: (name, family, equations, summary), those of
     ``family`` only if given."""
-    arguments.family(family, none=True)
     if family is not None:
+        arguments.text("family", family)
         return [p.info for p in families.get(family).programs()]  # OptionError if unknown
     return [p.info for p in all_programs().values()]
 

@@ -3,9 +3,10 @@ made at the top of each call before any work, with the command line's limits and
 
 A value of the wrong type is a :class:`TypeError` naming the argument and what it takes (a
 bool is not a number, a float not a count); an impossible value an
-:class:`~dlsched.errors.OptionError` (``option seed = -1: must be in [0, 2147483647]``); an
-instance given as a dict is read by its family's ``from_dict`` (an
-:class:`~dlsched.errors.InstanceError` naming the field). Every message is one line.
+:class:`~dlsched.errors.OptionError` (``option seed = -1: must be in [0, 2147483647]``). Every
+message is one line. The module imports nothing of the package but its errors, so any layer may
+check with it; what needs a family (an instance, a family's name) is checked by the calls
+themselves (:func:`dlsched.api.load`, :func:`dlsched.families.get`).
 """
 
 from __future__ import annotations
@@ -119,37 +120,6 @@ def names(name: str, value: Any, *, none: bool = False) -> list[str]:
     if twice is not None:
         raise OptionError(name, value, f"'{twice}' is named twice")
     return items
-
-
-def family(value: Any, name: str = "family", *, none: bool = False) -> Any:
-    """A known family's name (OptionError naming the known ones); None when ``none``."""
-    from dlsched import families
-
-    if value is None and none:
-        return None
-    families.get(text(name, value))
-    return value
-
-
-def instance(value: Any, name: str = "instance") -> Any:
-    """The instance ``value`` names: a bundled name or a path (loaded), a dict (read by its
-    family's ``from_dict``), or an instance of a family (as it is)."""
-    from dlsched import families
-
-    if isinstance(value, str | os.PathLike):
-        from dlsched.instances import load
-
-        check_lengths(name, os.fspath(value))  # type: ignore[arg-type]
-        return load(value)
-    if isinstance(value, dict):
-        from dlsched.instances import from_dict
-
-        return from_dict(value, f"argument {name}")
-    fam = getattr(value, "family", None) if not isinstance(value, type) else None
-    home = families.REGISTRY.get(fam) if isinstance(fam, str) else None
-    if home is None or not type(value).__module__.startswith(f"{home}."):
-        raise wrong_type(name, value, "a bundled name, a path, a dict or an instance")
-    return value
 
 
 def model(name: str, value: Any) -> Any:
@@ -282,10 +252,8 @@ __all__ = [
     "category",
     "check_folder",
     "check_lengths",
-    "family",
     "flag",
     "frame",
-    "instance",
     "integer",
     "method_params",
     "model",
