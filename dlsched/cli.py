@@ -241,6 +241,15 @@ def _refuse_workers(parser: Any, message: str = WORKERS_GONE) -> None:
     parser.add_argument("--workers", action=_Renamed, const=message)
 
 
+#: What ``--processes`` says in a command that runs in this process.
+IN_THIS_PROCESS = "--processes is an option of sweep and verify; this command runs in this process"
+
+
+def _refuse_processes(parser: Any) -> None:
+    """``--processes`` in a command that runs in this process: one line saying so."""
+    parser.add_argument("--processes", action=_Renamed, const=IN_THIS_PROCESS)
+
+
 def _add_gpus(parser: Any, renamed: str = RENAMED_WORKERS, **kwargs: Any) -> None:
     """``--gpus``, the cluster size (GPUs / servers), and the old ``--workers`` refused."""
     parser.add_argument("--gpus", type=GPUS, help="the cluster's GPUs / servers", **kwargs)
@@ -297,6 +306,7 @@ def _add_solve(sub: Any) -> None:
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--plot", default=None, metavar="FILE", help="save a picture of the solution")
     _refuse_workers(s)
+    _refuse_processes(s)
 
 
 def _add_generate(sub: Any) -> None:
@@ -304,6 +314,7 @@ def _add_generate(sub: Any) -> None:
     g.add_argument("family")
     g.add_argument("--jobs", type=JOBS, required=True)
     _add_gpus(g, WORKERS_TO_GPUS, required=True)
+    _refuse_processes(g)
     g.add_argument("--seed", type=SEED, default=0)
     _add_param(g, "generator parameter (see the family's generate())")
     g.add_argument("-o", "--output", required=True)
@@ -321,6 +332,7 @@ def _add_compare(sub: Any) -> None:
         "--plot", default=None, metavar="FILE", help="save each method's ratio as a bar chart"
     )
     _refuse_workers(c)
+    _refuse_processes(c)
 
 
 def _add_sweep(sub: Any) -> None:
@@ -413,6 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="run the main job on the bundled instances")
     d.add_argument("--quick", action="store_true", help="smallest instances only")
     _refuse_workers(d)
+    _refuse_processes(d)
     return p
 
 
@@ -550,11 +563,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_instances(args: argparse.Namespace) -> int:
-    from dlsched.api import instances
+    from dlsched.api import list_instances
     from dlsched.instances import dumps
 
     if args.action == "list":
-        for name in instances():
+        for name in list_instances():
             print(name)
     else:
         sys.stdout.write(dumps(_load(args.instance)))

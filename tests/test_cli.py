@@ -200,6 +200,24 @@ def test_the_old_workers_option_is_refused_by_the_commands_without_gpus(capsys, 
     assert "--workers is no more" in err and "--gpus" in err and "--processes" in err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "hare/toy-2gpu", "--method", "hare", "--processes", "2"],
+        ["compare", "hare/toy-2gpu", "--methods", "hare", "--processes", "0"],
+        ["generate", "hare", "--jobs", "2", "--gpus", "2", "--processes", "2", "-o", "{tmp}/g"],
+        ["demo", "--processes"],
+    ],
+)
+def test_processes_in_a_command_that_runs_here_is_one_line(capsys, tmp_path, argv) -> None:
+    code, out, err = run(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert code == 2 and out == "" and not list(tmp_path.iterdir())
+    assert err == (
+        f"dlsched {argv[0]}: error: --processes is an option of sweep and verify; this command "
+        "runs in this process\n"
+    )
+
+
 def test_verify_list_and_a_bad_option_import_no_solver_nor_pyomo(tmp_path) -> None:
     """``verify --list`` and an option error answer before any solver, Pyomo, SciPy or pandas
     is imported (each family's theorems are listed without them); the list is the registry's."""
