@@ -7,6 +7,8 @@ placement or schedule is re-verified by its family's checker from the raw instan
 The calls most scripts need are at the top level (:data:`API`, from :mod:`dlsched.api` and
 :mod:`dlsched.api_models`):
 ``dlsched.load``, ``dlsched.solve``, ``dlsched.compare``, ``dlsched.methods``, ...
+``dlsched.instances`` and ``dlsched.verify`` are the subpackages of those names, whether
+imported yet or not; their calls are ``dlsched.list_instances`` and ``dlsched.verify_theorems``.
 """
 
 from typing import Any
@@ -17,12 +19,15 @@ from dlsched.errors import DlschedError, InfeasibleSolutionError, InstanceError,
 __version__ = "0.1.0"
 
 #: The public calls of :mod:`dlsched.api`, imported on first use (``import dlsched`` stays light).
-#: Its ``instances`` and ``verify`` are named like subpackages, so they stay in ``dlsched.api``.
+#: Its ``instances`` and ``verify`` are named like subpackages: at the top level they are
+#: ``list_instances`` and ``verify_theorems``.
 API = (
     "load",
     "solve",
     "generate",
     "methods",
+    "list_instances",
+    "verify_theorems",
     "compare",
     "model",
     "solve_model",
@@ -36,6 +41,9 @@ _HOMES = {
     **dict.fromkeys(("model", "solve_model", "programs", "equations"), "dlsched.api_models"),
     "plot_ratios": "dlsched.plotting",
 }
+#: Subpackages named like commands: ``dlsched.instances`` is always the subpackage (imported
+#: on first use, as ``import dlsched.instances`` would), never a call.
+SUBPACKAGES = ("instances", "verify")
 
 
 def __getattr__(name: str) -> Any:
@@ -43,6 +51,10 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return getattr(importlib.import_module(_HOMES.get(name, "dlsched.api")), name)
+    if name in SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'dlsched' has no attribute {name!r}")
 
 

@@ -6,18 +6,26 @@ command takes.
 >>> str(out.status), out.objective
 ('optimal', 13.5)
 
-- :func:`load`, :func:`instances`, :func:`generate`: instances, bundled, from a file or drawn;
+- :func:`load`, :func:`list_instances`, :func:`generate`: instances, bundled, from a file or
+  drawn;
 - :func:`methods`: a family's methods as a table;
 - :func:`solve`: one method, its verified :class:`~dlsched.result.Outcome` (``.plot()``,
   ``.to_frame()``);
 - :func:`compare`: methods against a reference, with their ratios and guarantees
   (:func:`dlsched.plotting.plot_ratios` draws the ratios of several instances);
-- :func:`verify`: the papers' theorems checked on seeded instances, in this process.
+- :func:`verify_theorems`: the papers' theorems checked on seeded instances, in this process.
+
+``list_instances`` and ``verify_theorems`` are also ``dlsched.api.instances`` and
+``dlsched.api.verify`` (the commands' names); at the top level ``dlsched.instances`` and
+``dlsched.verify`` are the subpackages of those names.
 
 Every method runs as on the command line: under a time limit
 (:class:`~dlsched.solvers.deadline.Deadline`), its answer re-verified by the family's checker
-(:func:`dlsched.result.verified_outcome`). A bad argument (an unknown family or method, a
-parameter the method does not take) raises a one-line :class:`~dlsched.errors.OptionError`.
+(:func:`dlsched.result.verified_outcome`). Every argument is checked before any work
+(:mod:`dlsched.arguments`): a value of the wrong type raises a one-line :class:`TypeError`
+naming the argument, an impossible one (an unknown family or method, a parameter the method
+does not take, a negative count) a one-line :class:`~dlsched.errors.OptionError`, a bad
+instance an :class:`~dlsched.errors.InstanceError`.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ if TYPE_CHECKING:
     from dlsched.bounds import Comparison
     from dlsched.result import Outcome
 
+from dlsched import arguments
 from dlsched.errors import OptionError
 from dlsched.solvers.base import DEFAULT_TIME_LIMIT  # seconds, when solve() is given none
 
@@ -43,23 +52,39 @@ VERIFY_TIME_LIMIT = 60.0
 
 
 def load(instance: Any) -> Any:
-    """An instance: a bundled name (``"hare/toy-2gpu"``, see :func:`instances`), a path to a
-    JSON file, or an instance already loaded (returned as it is).
+    """An instance: a bundled name (``"hare/toy-2gpu"``, see :func:`list_instances`), a path
+    to a JSON file, a dict as in such a file (validated by its family), or an instance already
+    loaded (returned as it is). Anything else is a TypeError.
 
     >>> load("placement/liu2024-motivating").num_workers
     4
     """
+    from dlsched import families
+
     if isinstance(instance, str | os.PathLike):
         from dlsched.instances import load as load_file
 
+        arguments.check_lengths("instance", os.fspath(instance))  # type: ignore[arg-type]
         return load_file(instance)
+    if isinstance(instance, dict):
+        from dlsched.instances import from_dict
+
+        return from_dict(instance, "argument instance")
+    # an instance: of a family's own types (a look-alike with a family attribute is not one)
+    family = getattr(instance, "family", None) if not isinstance(instance, type) else None
+    home = families.REGISTRY.get(family) if isinstance(family, str) else None
+    if home is None or not type(instance).__module__.startswith(f"{home}."):
+        raise arguments.wrong_type(
+            "instance", instance, "a bundled name, a path, a dict or an instance"
+        )
     return instance
 
 
-def instances(family: str | None = None) -> list[str]:
-    """The bundled instances' names (``family/name``), sorted; only ``family``'s if given.
+def list_instances(family: str | None = None) -> list[str]:
+    """The bundled instances' names (``family/name``), sorted; only ``family``'s if given
+    (``dlsched instances list``).
 
-    >>> instances("elastic")[0]
+    >>> list_instances("elastic")[0]
     'elastic/intro-cifar10'
     """
     from dlsched import families
@@ -67,7 +92,7 @@ def instances(family: str | None = None) -> list[str]:
 
     if family is None:
         return bundled()
-    families.get(family)  # OptionError for an unknown family
+    families.get(arguments.text("family", family))  # OptionError for an unknown family
     return [name for name in bundled() if name.startswith(f"{family}/")]
 
 
@@ -82,6 +107,10 @@ def generate(family: str, jobs: int, gpus: int | None = None, seed: int = 0, **p
     """
     from dlsched import families
 
+    families.get(arguments.text("family", family))
+    arguments.integer("jobs", jobs, 1)
+    arguments.integer("gpus", gpus, 1, none=True)
+    arguments.seed("seed", seed)
     if "workers" in params:
         raise OptionError("workers", params["workers"], "is now gpus= (the cluster size)")
     if gpus is None:
@@ -100,8 +129,10 @@ def methods(family: str) -> pd.DataFrame:
     """
     import pandas as pd
 
+    from dlsched import families
     from dlsched.models import methods as family_methods
 
+    families.get(arguments.text("family", family))
     rows = [
         {
             "name": name,
@@ -138,9 +169,13 @@ def solve(
     from dlsched.models import MethodOptions, run_method
     from dlsched.solvers.base import SolverSettings
 
+    inst = load(instance)
+    arguments.text("method", method)
+    arguments.settings(time_limit, seed, threads, mip_gap)
+    params = arguments.method_params(params)
     settings = SolverSettings(seed=seed, threads=threads, mip_gap=mip_gap)
     options = MethodOptions(settings, params, time_limit=time_limit)
-    return run_method(load(instance), method, options)
+    return run_method(inst, method, options)
 
 
 def compare(
@@ -156,10 +191,11 @@ def compare(
     the time limit: ``reference_kind``) and each of ``methods`` on ``instance``, each under
     ``time_limit``: one row per method, the reference's first, with its ``ratio`` to the
     reference, the guarantee a theorem gives it (``guarantee``, ``holds``) and the instance's
-    number of ``jobs``. Several instances' frames concatenated are what
-    :func:`dlsched.plotting.plot_ratios` draws. ``as_frame=False``: the records themselves
-    (:class:`~dlsched.bounds.Comparison`, what ``dlsched compare`` prints). Every name is
-    checked before anything runs.
+    number of ``jobs``. ``methods`` is a list of names or one string of names separated by
+    commas (``"hare,relaxation"``, as on the command line). Several instances' frames
+    concatenated are what :func:`dlsched.plotting.plot_ratios` draws. ``as_frame=False``: the
+    records themselves (:class:`~dlsched.bounds.Comparison`, what ``dlsched compare``
+    prints). Every name is checked before anything runs.
 
     >>> frame = compare("hare/toy-2gpu", ["hare", "relaxation"])
     >>> frame[["reference_kind", "reference"]].iloc[0].to_dict()
@@ -173,7 +209,11 @@ def compare(
     from dlsched.solvers.base import SolverSettings
 
     inst = load(instance)
-    names = [methods] if isinstance(methods, str) else list(methods)
+    names = arguments.names("methods", methods)
+    arguments.text("reference", reference)
+    arguments.seconds("time_limit", time_limit)
+    arguments.seed("seed", seed)
+    arguments.flag("as_frame", as_frame)
     options = MethodOptions(SolverSettings(seed=seed), time_limit=time_limit)
     records = compare_records(inst, names, reference, options)
     if not as_frame:
@@ -181,7 +221,7 @@ def compare(
     return to_frame(records)
 
 
-def verify(
+def verify_theorems(
     theorems: str | Sequence[str] = (),
     count: int = 10,
     *,
@@ -210,17 +250,21 @@ def verify(
     solves beside it; returns the rows of ``search.json`` instead (``worst_ratio``,
     ``sample_worst_ratio``, ``solves``, ``violated``, ``instance``, ...).
 
-    >>> rows = verify("002-thm4", count=2)
+    >>> rows = verify_theorems("002-thm4", count=2)
     >>> len(rows), int(rows.holds.eq(False).sum())  # rows, violations
     (6, 0)
     """
+    keys = arguments.verify_arguments(locals())  # before any import or work
     import pandas as pd
 
     from dlsched.solvers.base import SolveOptions
     from dlsched.verify import select
     from dlsched.verify.runner import LOG, VerifyOptions, read_log, run
 
-    chosen = select([theorems] if isinstance(theorems, str) else list(theorems))
+    try:
+        chosen = select(keys)
+    except OptionError as e:  # select names the command line's THEOREM
+        raise OptionError("theorems", e.value, e.reason) from None
     options = VerifyOptions(
         count=count,
         first_seed=first_seed,
@@ -243,14 +287,23 @@ def verify(
         return pd.DataFrame(read_log(Path(folder) / LOG))
 
 
+#: The names of :func:`list_instances` and :func:`verify_theorems` on the command line
+#: (``dlsched instances``, ``dlsched verify``), kept here; at the top level of the package
+#: these names are the subpackages :mod:`dlsched.instances` and :mod:`dlsched.verify`.
+instances = list_instances
+verify = verify_theorems
+
+
 __all__ = [
     "DEFAULT_TIME_LIMIT",
     "VERIFY_TIME_LIMIT",
     "compare",
     "generate",
     "instances",
+    "list_instances",
     "load",
     "methods",
     "solve",
     "verify",
+    "verify_theorems",
 ]

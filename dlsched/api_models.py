@@ -35,7 +35,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from dlsched import families
+from dlsched import arguments, families
 from dlsched.errors import InfeasibleSolutionError, OptionError
 from dlsched.models.program import Program, ProgramInfo
 from dlsched.solvers.base import DEFAULT_TIME_LIMIT, SolveResult
@@ -61,6 +61,7 @@ def programs(family: str | None = None) -> list[ProgramInfo]:
     """The paper programs :func:`model` builds: (name, family, equations, summary), those of
     ``family`` only if given."""
     if family is not None:
+        arguments.text("family", family)
         return [p.info for p in families.get(family).programs()]  # OptionError if unknown
     return [p.info for p in all_programs().values()]
 
@@ -74,7 +75,7 @@ def model(instance: Any, program: str, **params: Any) -> Any:
     from dlsched.instances import instance_hash
 
     inst = load(instance)
-    spec = _program(program)
+    spec = _program(arguments.text("program", program))
     if inst.family != spec.info.family:
         raise OptionError(
             "program",
@@ -103,6 +104,7 @@ def equations(m: Any) -> list[tuple[str, str | None, bool]]:
     """
     if isinstance(m, str):
         return [(name, doc, True) for name, doc in _program(m).equations().items()]
+    arguments.model("m", m)
     return [(c.local_name, c.doc, _active(c)) for c in _statements(m)]
 
 
@@ -134,6 +136,10 @@ def solve_model(
     from dlsched.solvers.deadline import Deadline
 
     inst = load(instance)
+    arguments.text("backend", backend, none=True)
+    arguments.settings(time_limit, seed, threads, mip_gap)
+    if not isinstance(program_or_model, str):
+        arguments.model("program_or_model", program_or_model)
     options = SolveOptions(time_limit=time_limit, seed=seed, threads=threads, mip_gap=mip_gap)
     deadline = Deadline.after(options.time_limit)
     m = _model_for(inst, program_or_model, params)

@@ -11,9 +11,11 @@
     dlsched verify THEOREM ... --search --budget SECONDS [--processes P] -o DIR
     dlsched demo
 
-``--gpus`` is the size of the family's cluster (GPUs, servers) in every command, and
-``--processes`` the number of Dask worker processes of ``sweep`` and ``verify`` (default: the
-machine's cores; 0: in this process); the old ``--workers`` is refused with a line saying so.
+``--gpus`` is the size of the family's cluster (GPUs, servers) in ``generate``, ``sweep`` and
+``verify``, and ``--processes`` the number of Dask worker processes of ``sweep`` and ``verify``
+(default: the machine's cores; 0: in this process); ``solve``, ``compare`` and ``demo`` run in
+this process on the instance's cluster. The old ``--workers`` is refused in every command with
+a line saying what it is now there.
 
 INSTANCE is a path to a JSON file (full or compact), a Parquet file, a trace (ddlwmp: PAI's
 ``pai_job_table.csv``, Gavel's ``.trace``; docs/traces.md) or a bundled name such as
@@ -38,18 +40,13 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from dlsched.arguments import MAX_PROCESSES, MAX_SEED, MAX_THREADS, MAX_TIME_LIMIT, category
+from dlsched.arguments import check_folder as _check_folder
+from dlsched.arguments import check_lengths as _check_lengths
+from dlsched.arguments import short as _short
 from dlsched.errors import DlschedError, InternalError, OptionError
 from dlsched.solvers.base import DEFAULT_TIME_LIMIT
 
-#: Longest accepted time limit in seconds (about 11.6 days); SCIP refuses anything above 1e20.
-MAX_TIME_LIMIT = 1e6
-#: Most solver threads accepted (more only makes the solvers thrash).
-MAX_THREADS = 256
-#: Largest seed (CP-SAT takes a signed 32-bit seed).
-MAX_SEED = 2**31 - 1
-#: Longest file or folder name, in bytes, and longest path (the usual Linux limits).
-NAME_MAX = 255
-PATH_MAX = 4096
 #: Errors of a write to a full (or failing) disk or device, reported on one line.
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
 
@@ -63,12 +60,9 @@ def _parse_value(text: str) -> Any:
 
 def _category(text: str) -> tuple[int, ...]:
     try:
-        parts = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--category {text!r}: expected comma-separated positive integers, e.g. 3,1"
-        ) from None
-    return parts
+        return category(text)
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(f"--category {text!r}: {e.reason}") from None
 
 
 def _seconds(name: str, high: float, zero: bool = False) -> Callable[[str], float]:
@@ -109,19 +103,6 @@ def _integer(name: str, low: int, high: int | None = None) -> Callable[[str], in
         return x
 
     return parse
-
-
-def _short(text: str, keep: int = 60) -> str:
-    """``text`` cut in the middle to at most ``keep`` characters (for one-line messages)."""
-    return text if len(text) <= keep else f"{text[:40]}...{text[-(keep - 43) :]}"
-
-
-def _check_lengths(option: str, path: str) -> None:
-    """OptionError if ``path`` or one of its names is longer than the file system allows."""
-    if len(path.encode()) > PATH_MAX:
-        raise OptionError(option, _short(path), f"path longer than {PATH_MAX} bytes")
-    if any(len(part.encode()) > NAME_MAX for part in Path(path).parts):
-        raise OptionError(option, _short(path), f"a name in the path is over {NAME_MAX} bytes")
 
 
 def _check_output(
@@ -218,11 +199,18 @@ SEED = _integer("--seed", 0, MAX_SEED)
 COUNT = _integer("--count", 1)
 JOBS = _integer("--jobs", 1)
 GPUS = _integer("--gpus", 1)
-PROCESSES = _integer("--processes", 0, 4096)
+PROCESSES = _integer("--processes", 0, MAX_PROCESSES)
 #: What the old ``--workers`` (the cluster size of ``generate`` and ``sweep``, but the Dask
-#: processes of ``verify``) is now.
+#: processes of ``verify``) is now: in ``sweep`` and ``verify``, in ``generate``, and in the
+#: commands that take neither ``--gpus`` nor ``--processes``.
 RENAMED_WORKERS = (
     "--workers is now --gpus (the cluster size); --processes is the number of Dask processes"
+)
+WORKERS_TO_GPUS = "--workers is now --gpus (the cluster size)"
+WORKERS_GONE = (
+    "--workers is no more: the instance gives the cluster size (--gpus is an option of "
+    "generate, sweep and verify) and this command runs in this process (--processes is one of "
+    "sweep and verify)"
 )
 TIME_LIMIT_HELP = (
     f"seconds per method, model building included (default {DEFAULT_TIME_LIMIT:g}, "
@@ -239,17 +227,33 @@ def _add_time_limit(parser: Any, default: float = DEFAULT_TIME_LIMIT) -> None:
 class _Renamed(argparse.Action):
     """An old option: its use ends the command with one line naming the new spelling."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS)
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, const: str = "", **kwargs: Any
+    ) -> None:
+        super().__init__(option_strings, dest, nargs="?", const=const, help=argparse.SUPPRESS)
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
-        parser.exit(2, f"{parser.prog}: error: {RENAMED_WORKERS}\n")
+        parser.exit(2, f"{parser.prog}: error: {self.const}\n")
 
 
-def _add_gpus(parser: Any, **kwargs: Any) -> None:
+def _refuse_workers(parser: Any, message: str = WORKERS_GONE) -> None:
+    """The old ``--workers``, refused with ``message`` (what it is now in this command)."""
+    parser.add_argument("--workers", action=_Renamed, const=message)
+
+
+#: What ``--processes`` says in a command that runs in this process.
+IN_THIS_PROCESS = "--processes is an option of sweep and verify; this command runs in this process"
+
+
+def _refuse_processes(parser: Any) -> None:
+    """``--processes`` in a command that runs in this process: one line saying so."""
+    parser.add_argument("--processes", action=_Renamed, const=IN_THIS_PROCESS)
+
+
+def _add_gpus(parser: Any, renamed: str = RENAMED_WORKERS, **kwargs: Any) -> None:
     """``--gpus``, the cluster size (GPUs / servers), and the old ``--workers`` refused."""
     parser.add_argument("--gpus", type=GPUS, help="the cluster's GPUs / servers", **kwargs)
-    parser.add_argument("--workers", action=_Renamed)
+    _refuse_workers(parser, renamed)
 
 
 def _add_runner(parser: Any) -> None:
@@ -301,13 +305,16 @@ def _add_solve(sub: Any) -> None:
     _add_param(s, "extra method parameter (value parsed as JSON when possible)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--plot", default=None, metavar="FILE", help="save a picture of the solution")
+    _refuse_workers(s)
+    _refuse_processes(s)
 
 
 def _add_generate(sub: Any) -> None:
     g = sub.add_parser("generate", help="generate a random instance")
     g.add_argument("family")
     g.add_argument("--jobs", type=JOBS, required=True)
-    _add_gpus(g, required=True)
+    _add_gpus(g, WORKERS_TO_GPUS, required=True)
+    _refuse_processes(g)
     g.add_argument("--seed", type=SEED, default=0)
     _add_param(g, "generator parameter (see the family's generate())")
     g.add_argument("-o", "--output", required=True)
@@ -324,6 +331,8 @@ def _add_compare(sub: Any) -> None:
     c.add_argument(
         "--plot", default=None, metavar="FILE", help="save each method's ratio as a bar chart"
     )
+    _refuse_workers(c)
+    _refuse_processes(c)
 
 
 def _add_sweep(sub: Any) -> None:
@@ -402,17 +411,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_solve(sub)
     i = sub.add_parser("instances", help="bundled instances")
     isub = i.add_subparsers(dest="action", required=True)
-    isub.add_parser("list", help="list bundled instances")
+    _refuse_workers(isub.add_parser("list", help="list bundled instances"))
     show = isub.add_parser("show", help="print an instance as JSON")
     show.add_argument("instance")
+    _refuse_workers(show)
     m = sub.add_parser("methods", help="list the methods of a family")
     m.add_argument("family")
+    _refuse_workers(m)
     _add_generate(sub)
     _add_compare(sub)
     _add_sweep(sub)
     _add_verify(sub)
     d = sub.add_parser("demo", help="run the main job on the bundled instances")
     d.add_argument("--quick", action="store_true", help="smallest instances only")
+    _refuse_workers(d)
+    _refuse_processes(d)
     return p
 
 
@@ -446,8 +459,9 @@ def _number(x: float | None, missing: str = "-") -> str:
 
 
 def _outcome_lines(outcome: Any, inst: Any) -> list[str]:
-    """The human-readable report of ``dlsched solve``: missing numbers as "-", gap in %."""
-    gap = "-" if outcome.gap is None else f"{outcome.gap:.2%}"
+    """The human-readable report of ``dlsched solve``: the objective with its bound and gap,
+    the flow time with its own when the method gives one (each labelled under its number),
+    missing numbers as "-", gaps in %, then the solution one line per job."""
     status = str(outcome.status)
     if status == "bound":
         status += " (a proven lower bound; this method gives no schedule)"
@@ -455,32 +469,72 @@ def _outcome_lines(outcome: Any, inst: Any) -> list[str]:
         f"instance   {outcome.instance}  ({inst.family})",
         f"method     {outcome.method}",
         f"status     {status}",
-        f"objective  {_number(outcome.objective)}",
-        f"bound      {_number(outcome.bound, 'none proved')}",
-        f"gap        {gap}",
+        *_measure_lines("objective", outcome.objective, outcome.bound, outcome.gap),
+        *_flow_lines(outcome.details),
         f"wall time  {outcome.wall_time:.3f} s",
     ]
     if outcome.details.get("reason"):
         lines.append(f"reason     {outcome.details['reason']}")
-    lines += _flow_lines(outcome.details)
-    sol = outcome.to_json(inst).get("solution")
-    if isinstance(sol, dict) and "jobs" in sol:
-        lines += [f"  {name}: {ws}" for name, ws in sol["jobs"].items()]
-    return lines
+    return lines + _solution_lines(outcome.to_json(inst).get("solution"))
+
+
+def _measure_lines(
+    label: str, value: float | None, bound: float | None, gap: float | None, unit: str = ""
+) -> list[str]:
+    """A number, and under it its own certified lower bound and gap."""
+    shown = "-" if gap is None else f"{gap:.2%}"
+    return [
+        f"{label:<11}{_number(value)}{unit if value is not None else ''}",
+        f"  bound    {_number(bound, 'none proved')}{unit if bound is not None else ''}",
+        f"  gap      {shown}",
+    ]
 
 
 def _flow_lines(details: Any) -> list[str]:
-    """The total flow time of an online schedule, beside its certified lower bound and the
-    gap when the method gives them (the objective, a sum of completion times, is dominated
-    by the releases on a long trace)."""
+    """The total flow time of an online schedule, with its certified lower bound and gap when
+    the method gives them (the objective, a sum of completion times, is dominated by the
+    releases on a long trace): a number apart from the objective and its bound."""
     if details.get("flow_time_s") is None:
         return []
-    line = f"flow time  {_number(details['flow_time_s'])}"
-    if details.get("flow_time_bound_s") is not None:
-        gap = details.get("flow_time_gap")
-        shown = "-" if gap is None else f"{gap:.2%}"
-        line += f"  (bound {_number(details['flow_time_bound_s'])}, gap {shown})"
-    return [line]
+    return _measure_lines(
+        "flow time",
+        details["flow_time_s"],
+        details.get("flow_time_bound_s"),
+        details.get("flow_time_gap"),
+        " s",
+    )
+
+
+def _solution_lines(solution: Any) -> list[str]:
+    """A solution's jobs, one line each: its name, then its fields as ``key value`` pairs
+    (never a Python repr)."""
+    if not isinstance(solution, dict) or not isinstance(solution.get("jobs"), dict):
+        return []
+    jobs = solution["jobs"]
+    width = max((len(str(name)) for name in jobs), default=0) + 2
+    lines = [f"solution   {len(jobs)} job{'s' if len(jobs) != 1 else ''}"]
+    for name, value in jobs.items():
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if not (k == "job" and v == name)}
+        lines.append(f"  {str(name):<{width}}{_readable(value, top=True)}")
+    return lines
+
+
+def _readable(value: Any, top: bool = False) -> str:
+    """A JSON value without quotes: ``key value, ...`` (``{key: value, ...}`` nested), lists
+    as ``a, b`` (``[a, b]`` nested), numbers to eight digits."""
+    if isinstance(value, dict):
+        sep = " " if top else ": "
+        inner = ", ".join(f"{k}{sep}{_readable(v)}" for k, v in value.items())
+        return inner if top else f"{{{inner}}}"
+    if isinstance(value, list | tuple):
+        inner = ", ".join(_readable(v) for v in value)
+        return inner if top else f"[{inner}]"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, float | int):
+        return _number(value)
+    return str(value)
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -509,11 +563,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_instances(args: argparse.Namespace) -> int:
-    from dlsched.api import instances
+    from dlsched.api import list_instances
     from dlsched.instances import dumps
 
     if args.action == "list":
-        for name in instances():
+        for name in list_instances():
             print(name)
     else:
         sys.stdout.write(dumps(_load(args.instance)))
@@ -638,34 +692,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_folder(option: str, path: str | None) -> Path:
-    """An output folder: given, creatable (its parent exists) or an existing writable folder."""
-    if not path:
-        raise OptionError(option, path, "give the output folder")
-    _check_lengths(option, path)
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise OptionError(option, _short(path), "exists and is not a folder")
-    if not p.parent.is_dir():
-        raise OptionError(option, _short(path), f"folder {_short(str(p.parent))!r} does not exist")
-    if not os.access(p if p.exists() else p.parent, os.W_OK):
-        raise OptionError(option, _short(path), "not writable")
-    return p
-
-
 def cmd_verify(args: argparse.Namespace) -> int:
-    from dlsched.solvers.base import SolveOptions
+    """The options first, then the theorems (each family's list, imported without Pyomo or a
+    solver), then the runner and the report, so a bad option or ``--list`` answers at once."""
     from dlsched.verify import select
-    from dlsched.verify.report import write_report
-    from dlsched.verify.runner import VerifyOptions, run
 
-    theorems = select(args.theorem)
     if args.list:
-        for t in theorems:
+        for t in select(args.theorem):
             print(f"{t.id:<18}{t.family:<11}{t.statement[:90]}")
         return 0
     _check_seed_range(args)
     out = _check_folder("-o", args.output)
+    if args.budget is not None and not args.search:
+        raise OptionError("--budget", args.budget, "is the budget of --search; add --search")
+    theorems = select(args.theorem)
+    from dlsched.solvers.base import SolveOptions
+    from dlsched.verify.report import write_report
+    from dlsched.verify.runner import VerifyOptions, run
+
     opts = VerifyOptions(
         count=args.count,
         first_seed=args.first_seed,

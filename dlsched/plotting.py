@@ -94,6 +94,9 @@ def plot_ratios(frame: Any, x: str = "jobs", ax: Any = None) -> Any:
     """
     import matplotlib.pyplot as plt
 
+    from dlsched import arguments
+
+    arguments.frame("frame", frame, ("method", "reference_method", "ratio", arguments.text("x", x)))
     rows = frame[(frame["method"] != frame["reference_method"]) & frame["ratio"].notna()]
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))

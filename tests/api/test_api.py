@@ -69,9 +69,9 @@ def test_load_takes_names_paths_and_instances(tmp_path: Path) -> None:
 
 
 def test_instances_are_the_bundled_files_by_family() -> None:
-    every = api.instances()
+    every = dlsched.list_instances()
     assert every == sorted(every) and {TOY, CIFAR, MOTIVATING} <= set(every)
-    by_family = [api.instances(f) for f in families.names()]
+    by_family = [dlsched.list_instances(f) for f in families.names()]
     assert sorted(n for names in by_family for n in names) == every
     for family, names in zip(families.names(), by_family, strict=True):
         assert names and all(dlsched.load(n).family == family for n in names)
@@ -115,6 +115,16 @@ def test_compare_rows_are_solves_outcomes_against_the_optimum() -> None:
     bound = dlsched.solve(TOY, "relaxation").bound
     assert rows.loc["relaxation", "value_kind"] == "bound"
     assert rows.loc["relaxation", "ratio"] == pytest.approx(bound / 13.5) and bound <= 13.5
+
+
+def test_a_heuristic_equal_to_the_optimum_is_feasible_in_compare_as_in_solve() -> None:
+    """a-maxweight reaches the optimum 25 of intro-cifar10 without proving it: its ratio is 1
+    and its status feasible in compare, as in solve (only its own proof makes it optimal)."""
+    rows = dlsched.compare(CIFAR, "a-maxweight", time_limit=60).set_index("method")
+    alone = dlsched.solve(CIFAR, "a-maxweight")
+    assert rows.loc["a-maxweight", "ratio"] == pytest.approx(1.0)
+    assert rows.loc["a-maxweight", "status"] == str(alone.status) == "feasible"
+    assert alone.bound is None and rows.loc["exact", "status"] == "optimal"
 
 
 def test_the_command_lines_compare_prints_the_apis_records(capsys) -> None:
@@ -223,10 +233,10 @@ def test_to_frame_is_one_row_of_the_outcome_and_its_flat_details() -> None:
 
 
 def test_verify_runs_the_runner_in_process_and_resumes_its_folder(tmp_path: Path) -> None:
-    rows = api.verify("002-thm4", count=2, time_limit=30, out=tmp_path)
+    rows = dlsched.verify_theorems("002-thm4", count=2, time_limit=30, out=tmp_path)
     assert set(rows.theorem) == {"002-thm4"} and len(set(rows.instance_hash)) == 2
     assert not rows.holds.eq(False).any()  # Theorem 4 holds (its counterexamples are bundled)
-    again = api.verify("002-thm4", count=2, time_limit=30, out=tmp_path)
+    again = dlsched.verify_theorems("002-thm4", count=2, time_limit=30, out=tmp_path)
     assert len(again) == len(rows) and (tmp_path / "verify.jsonl").exists()
 
 
@@ -258,14 +268,14 @@ def test_plot_ratios_draws_one_line_per_method_through_its_mean(pyplot) -> None:
     ("call", "words"),
     [
         (lambda: dlsched.methods("nofamily"), ("family", "'nofamily'")),
-        (lambda: api.instances("nofamily"), ("family", "'nofamily'")),
+        (lambda: dlsched.list_instances("nofamily"), ("family", "'nofamily'")),
         (lambda: dlsched.generate("nofamily", 2, 2), ("family", "'nofamily'")),
-        (lambda: dlsched.generate("hare", 0, 2), ("--jobs", "0")),
+        (lambda: dlsched.generate("hare", 0, 2), ("jobs", "0")),
         (lambda: dlsched.solve(TOY, "nomethod"), ("--method", "'nomethod'", "hare")),
         (lambda: dlsched.solve(TOY, "hare", nope=1), ("nope", "not a parameter")),
         (lambda: dlsched.compare(TOY, ["hare", "nomethod"]), ("--methods", "'nomethod'")),
         (lambda: dlsched.compare(TOY, "hare", reference="x"), ("--reference", "'x'")),
-        (lambda: api.verify("nothm"), ("THEOREM", "'nothm'")),
+        (lambda: dlsched.verify_theorems("nothm"), ("theorems", "'nothm'")),
     ],
 )
 def test_bad_input_is_a_one_line_option_error(call, words: tuple[str, ...]) -> None:

@@ -170,10 +170,76 @@ def test_the_old_workers_option_ends_in_one_line_naming_the_new_ones(capsys, tmp
     is refused everywhere (with or without a value), nothing run or written."""
     code, out, err = run(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
     assert code == 2 and out == "" and not list(tmp_path.iterdir())
+    if argv[0] == "generate":  # no --processes there
+        assert err == "dlsched generate: error: --workers is now --gpus (the cluster size)\n"
+    else:
+        assert err == (
+            f"dlsched {argv[0]}: error: --workers is now --gpus (the cluster size); "
+            "--processes is the number of Dask processes\n"
+        )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "hare/toy-2gpu", "--method", "hare", "--workers", "2"],
+        ["solve", "hare/toy-2gpu", "--workers", "--method", "hare"],
+        ["compare", "hare/toy-2gpu", "--methods", "hare", "--workers", "2"],
+        ["methods", "hare", "--workers", "2"],
+        ["instances", "list", "--workers", "2"],
+        ["instances", "show", "hare/toy-2gpu", "--workers"],
+        ["demo", "--workers", "2"],
+    ],
+)
+def test_the_old_workers_option_is_refused_by_the_commands_without_gpus(capsys, argv):
+    """Commands with neither --gpus nor --processes answer --workers with the same kind of
+    line (not argparse's "unrecognized arguments"), before anything runs."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"dlsched {' '.join(argv[: 2 if argv[0] == 'instances' else 1])}: ")
+    assert "--workers is no more" in err and "--gpus" in err and "--processes" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "hare/toy-2gpu", "--method", "hare", "--processes", "2"],
+        ["compare", "hare/toy-2gpu", "--methods", "hare", "--processes", "0"],
+        ["generate", "hare", "--jobs", "2", "--gpus", "2", "--processes", "2", "-o", "{tmp}/g"],
+        ["demo", "--processes"],
+    ],
+)
+def test_processes_in_a_command_that_runs_here_is_one_line(capsys, tmp_path, argv) -> None:
+    code, out, err = run(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert code == 2 and out == "" and not list(tmp_path.iterdir())
     assert err == (
-        f"dlsched {argv[0]}: error: --workers is now --gpus (the cluster size); --processes is "
-        "the number of Dask processes\n"
+        f"dlsched {argv[0]}: error: --processes is an option of sweep and verify; this command "
+        "runs in this process\n"
     )
+
+
+def test_verify_list_and_a_bad_option_import_no_solver_nor_pyomo(tmp_path) -> None:
+    """``verify --list`` and an option error answer before any solver, Pyomo, SciPy or pandas
+    is imported (each family's theorems are listed without them); the list is the registry's."""
+    from dlsched.verify import registry
+
+    heavy = ("pyomo", "scipy", "ortools", "highspy", "pandas", "matplotlib", "dask")
+    code = (
+        "import sys; from dlsched.cli import main; c = main(sys.argv[1:]); "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})), c)"
+    )
+    for argv in (["--list"], ["--budget", "5", "-o", str(tmp_path / "v")], ["nothm"],
+                 ["-o", str(tmp_path / "v"), "--count", "0"]):  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", code, "verify", *argv], capture_output=True, text=True
+        )
+        assert done.stdout.splitlines()[-1] == ("[] 0" if argv == ["--list"] else "[] 2"), (
+            argv, done.stdout, done.stderr,
+        )  # fmt: skip
+        if argv == ["--list"]:
+            listed = [line.split()[0] for line in done.stdout.splitlines()[:-1]]
+            assert listed == list(registry())
+    assert not list(tmp_path.iterdir())
 
 
 LONG = "a" * 300
@@ -257,15 +323,40 @@ def test_a_failing_plot_keeps_the_printed_result(capsys, tmp_path) -> None:
     argv = ["solve", "hare/toy-2gpu", "--method", "relaxation", "--plot"]
     code, out, err = run(capsys, *argv, str(tmp_path / "p.png"))
     assert code == 2 and "no schedule" in err
-    assert "method     relaxation" in out and "bound      none proved" not in out
+    assert "method     relaxation" in out and "  bound    11.5" in out
 
 
 def test_solve_text_prints_no_none_and_gap_in_percent(capsys) -> None:
     code, out, _ = run(capsys, "solve", "placement/liu2024-motivating", "--method", "has")
     assert code == 0 and "None" not in out
-    assert "bound      none proved" in out and "gap        -" in out
+    assert "objective  11225.837\n  bound    none proved\n  gap      -\n" in out
     code, out, _ = run(capsys, "solve", "placement/liu2024-motivating", "--method", "exact")
-    assert "objective  10592.029" in out and "gap        0.00%" in out
+    assert "objective  10592.029\n  bound    10592.029\n  gap      0.00%\n" in out
+
+
+def test_solve_text_labels_the_flow_times_bound_apart_from_the_objectives(capsys) -> None:
+    """An online method proves no bound on its objective but one on its flow time: each
+    number has its bound and gap under it, never one line's bound beside the other's."""
+    code, out, _ = run(capsys, "solve", "ddlwmp/toy-2x4", "--method", "spjf")
+    lines = out.splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("objective  ")))
+    assert lines[at + 1 : at + 3] == ["  bound    none proved", "  gap      -"]
+    flow = lines[at + 3]
+    assert flow.startswith("flow time  ") and flow.endswith(" s")
+    assert lines[at + 4].startswith("  bound    ") and lines[at + 4].endswith(" s")
+    assert lines[at + 5].startswith("  gap      ") and lines[at + 5].endswith("%")
+    assert not any(line.startswith("bound") for line in lines)
+
+
+def test_solve_text_prints_the_solution_one_readable_line_per_job(capsys) -> None:
+    code, out, _ = run(capsys, "solve", "placement/liu2024-motivating", "--method", "has")
+    tail = out.split("solution   2 jobs\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in tail] == ["ResNet-18", "VGG-19"]
+    assert "{" not in out and "[" not in out and "'" not in out  # no Python repr
+    code, out, _ = run(capsys, "solve", "elastic/intro-cifar10", "--method", "fifo")
+    job = next(line for line in out.splitlines() if line.startswith("  cifar10-a "))
+    assert "start 0, duration 10, end 10" in job and "workers {s1: 1, s2: 1}" in job
+    assert "'" not in job and "job cifar10-a" not in job
 
 
 def _row(method: str, value_kind: str, objective: float | None, ratio: float | None):

@@ -21,7 +21,6 @@ import math
 from typing import Any
 
 import numpy as np
-import pyomo.environ as pyo
 
 from dlsched.bounds import SLACK
 from dlsched.models.elastic.algorithms import alpha_theorem5, lam
@@ -29,8 +28,6 @@ from dlsched.models.elastic.enumerate import enumerate_all
 from dlsched.models.elastic.exact import all_columns
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.mincost import fixed_mincost, mincost1_fixed
-from dlsched.models.elastic.problem13 import build_problem13
-from dlsched.solvers import Status, solve
 
 
 def theorem3_guarantee(inst: ElasticInstance) -> float:
@@ -61,6 +58,9 @@ def problem13_costs(
     finds nothing), the MILP's optimum (None: infeasible), and A_mincost1's cost under the other
     reading of Algorithm 4, lines 15-19 (the largest g that keeps a PS on server n,
     :func:`.mincost.mincost1_fixed`; PS with q = 0 only, else None)."""
+    from dlsched.models.elastic.problem13 import build_problem13  # Pyomo: when first measured
+    from dlsched.solvers import Status, solve
+
     paper = fixed_mincost(inst, m, p, n, q, win, room)[0]
     res = solve(build_problem13(inst, m, p, n, q, win, room), "highs")
     exact = res.objective if res.status == Status.OPTIMAL else None
@@ -99,6 +99,10 @@ def reading(other: float | None, exact: float) -> str:
 
 def max_weight_optimum(inst: ElasticInstance, tau: int) -> float:
     """ILP (8)/(17): the most weight completed by tau (Gamma_j enumerated, HiGHS)."""
+    import pyomo.environ as pyo  # when first measured: listing the theorems stays light
+
+    from dlsched.solvers import Status, solve
+
     cols = [c for c in all_columns(inst, enumerate_all(inst)) if c.end <= tau]
     md = pyo.ConcreteModel()
     md.x = pyo.Var(range(len(cols)), domain=pyo.Binary)
@@ -151,7 +155,6 @@ def assumptions(inst: ElasticInstance, lam_value: float, f_value: float) -> dict
 __all__ = [
     "ALGORITHM_NAMES",
     "assumptions",
-    "build_problem13",
     "max_weight_optimum",
     "oracle_costs",
     "problem13_costs",

@@ -18,9 +18,7 @@ from functools import partial
 
 from dlsched.models import MethodOptions
 from dlsched.models.placement.categories import categories
-from dlsched.models.placement.exact import solve_p3
 from dlsched.models.placement.generator import generate
-from dlsched.models.placement.guarantees import market
 from dlsched.models.placement.instance import PlacementInstance
 from dlsched.verify.theorem import Measurement, Paper, Theorem, at_most_one, replaced, timed
 
@@ -36,6 +34,9 @@ def small(seed: int, jobs: int | None = None, gpus: int | None = None) -> Placem
 def _worst_category(inst: PlacementInstance, theorem: int, variant: str) -> Measurement:
     """The category of the largest ratio: rounds / P_max (Theorem 1) or P3 optimum / market
     throughput (Theorem 2), infinite where the pricing loop did not end."""
+    from dlsched.models.placement.exact import solve_p3  # Pyomo: on first measure
+    from dlsched.models.placement.guarantees import market
+
     worst, at = -math.inf, None
     for cat in categories(inst.num_workers, inst.num_jobs):
         tput, rounds, most = market(inst, tuple(cat), variant)
