@@ -403,18 +403,23 @@ REPAIR_SHARE = 0.05
 #: Instances of at least this many jobs start with the ascent (smaller ones converge by the
 #: LP-driven column generation alone in a few seconds).
 ASCENT_MIN_JOBS = 300
-#: Heuristic pricing before the exact DP: at most HEURISTIC_PER_GPU times the mean number of
-#: jobs per GPU as candidates on each GPU (:meth:`Pricer.solve` with ``most``).
-HEURISTIC_PER_GPU = 3
+#: Heuristic pricing before the exact DP in the LP-driven rounds (``heuristic`` of
+#: :func:`column_generation`): at most that many times the mean number of jobs per GPU as
+#: candidates on each GPU (:meth:`Pricer.solve` with ``most``). Off by default: on 20 x 200
+#: (seed 1) with 3, the master needed 251 LPs to converge instead of 124 (40.8 s against
+#: 16.5 s), the compiled exact DP costing little beside the master LP.
+HEURISTIC_OFF = 0
 
 
 @dataclass
 class BoundTrace:
     """The best Lagrangian bound so far (exact value at dyadic multipliers ``pi``), the rounds
-    priced, and the trajectory (seconds since ``t0``, bound in original units) of its rises."""
+    priced, and the trajectory (seconds on ``elapsed``, bound in original units) of its rises;
+    ``elapsed``: seconds since the route started (a :meth:`Deadline.elapsed`), by default since
+    this trace was made."""
 
     data: SumWC
-    t0: float = field(default_factory=time.perf_counter)
+    elapsed: Callable[[], float] = field(default_factory=lambda: Deadline.after(None).elapsed)
     best: float = -math.inf
     pi: np.ndarray | None = None
     rounds: int = 0
@@ -426,7 +431,7 @@ class BoundTrace:
         if value <= self.best:
             return False
         self.best, self.pi = value, pi
-        mark = (round(time.perf_counter() - self.t0, 3), math.ceil(value - 1e-9) / self.data.unit)
+        mark = (round(self.elapsed(), 3), math.ceil(value - 1e-9) / self.data.unit)
         if (
             not self.trajectory
             or mark[1] > self.trajectory[-1][1] * (1 + 1e-5)
@@ -528,6 +533,7 @@ def column_generation(
     cap: int | None = None,
     incumbent: Callable[[np.ndarray | None], float] | None = None,
     ascent: Deadline | None = None,
+    heuristic: int = HEURISTIC_OFF,
 ) -> CgResult:
     """Column generation from the columns of the assignment ``start`` until convergence,
     ``deadline``, or a bound reaching ``upper`` (a known scaled cost).
@@ -535,14 +541,17 @@ def column_generation(
     ``incumbent`` (offered schedules, answering the best known cost) and ``ascent`` (its
     budget) start it with :func:`lagrangian_ascent` from :func:`marginal_multipliers` of
     ``start``, whose best multipliers are the first stability center. ``cap``: pool size above
-    which columns are purged (:func:`purge`; default 20 n + 1000). ``info`` gets the seconds
-    spent in the master LP and in pricing, and the bound's trajectory."""
+    which columns are purged (:func:`purge`; default 20 n + 1000). ``heuristic``: see
+    :data:`HEURISTIC_OFF`. ``info`` gets the seconds
+    spent in the master LP and in pricing, and the bound's trajectory (seconds since
+    ``deadline`` started)."""
+    t0 = time.perf_counter()
     pricer = Pricer.of(data, load_horizon(data.p, data.s))
-    trace = BoundTrace(data)
+    trace = BoundTrace(data, deadline.elapsed)
     if incumbent is not None and ascent is not None:
         lagrangian_ascent(pricer, marginal_multipliers(data, start), incumbent, ascent, trace)
         upper = incumbent(None) if upper is None else min(upper, incumbent(None))
-    t_ascent = time.perf_counter() - trace.t0
+    t_ascent = time.perf_counter() - t0
     cols = Columns()
     for m in range(data.m):
         cols.add(data, m, np.flatnonzero(start == m))
@@ -554,7 +563,7 @@ def column_generation(
     lp_value, it, converged = None, 0, False
     if upper is None or trace.bound is None or trace.bound < upper:
         lp_value, it, converged, spent = _generate(
-            pricer, cols, deadline, trace, upper, alpha, keep, threads, lp_extra, cap
+            pricer, cols, deadline, trace, upper, (alpha, keep, heuristic), threads, lp_extra, cap
         )
     else:
         spent = {"lp_seconds": 0.0, "pricing_seconds": 0.0}
@@ -571,7 +580,7 @@ def column_generation(
         cols,
         it,
         converged,
-        time.perf_counter() - trace.t0,
+        time.perf_counter() - t0,
         info=info,
         pi=trace.pi,
         exact_bound=None if trace.bound is None else trace.best,
@@ -584,13 +593,13 @@ def _generate(
     deadline: Deadline,
     trace: BoundTrace,
     upper: float | None,
-    alpha: float,
-    keep: int,
+    pricing: tuple[float, int, int],
     threads: int,
     lp_extra: dict[str, Any] | None,
     cap: int | None,
 ) -> tuple[float | None, int, bool, dict[str, float]]:
-    """The LP-driven rounds: (last master LP value, iterations, converged, seconds spent)."""
+    """The LP-driven rounds: (last master LP value, iterations, converged, seconds spent);
+    ``pricing``: smoothing alpha, columns kept per GPU, heuristic (:func:`_price_master`)."""
     data = pricer.data
     lp = MasterLP(data, threads, lp_extra)
     lp_value, it, converged = None, 0, False
@@ -607,7 +616,7 @@ def _generate(
         lp_value, row_dual, x, reduced = solved
         purge(cols, lp, x, reduced, 20 * data.n + 1000 if cap is None else cap)
         t1 = time.perf_counter()
-        added = _price_master(pricer, cols, row_dual, trace, alpha, keep, deadline)
+        added = _price_master(pricer, cols, row_dual, trace, *pricing, deadline)
         spent["pricing_seconds"] += time.perf_counter() - t1
         if upper is not None and trace.bound is not None and trace.bound >= upper:
             break
@@ -641,16 +650,18 @@ def _price_master(
     trace: BoundTrace,
     alpha: float,
     keep: int,
+    heuristic: int,
     deadline: Deadline,
 ) -> int:
     """One pricing step of the LP-driven rounds (Wentges smoothing): at alpha * center +
     (1 - alpha) * duals (the center: the best multipliers so far), the heuristic pricing first
-    (its columns alone when some improve the master), then the exact DP (a Lagrangian value);
+    if ``heuristic`` (its columns alone when some improve the master), then the exact DP (a
+    Lagrangian value);
     if nothing improves the master, again at the LP duals alone. Returns the columns added."""
     data = pricer.data
     duals, mu = row_dual[: data.n], row_dual[data.n :]
     center = duals if trace.pi is None else trace.pi
-    most = HEURISTIC_PER_GPU * -(-data.n // data.m)
+    most = heuristic * -(-data.n // data.m)
     added = 0
     for a in (alpha, 0.0) if alpha > 0 else (0.0,):
         pi = dyadic(a * center + (1 - a) * duals, data)
