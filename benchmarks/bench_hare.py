@@ -40,8 +40,7 @@ from dlsched.models.hare import generate
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.relaxation import combinatorial_bound
 from dlsched.models.hare.rounding import algorithm1
-from dlsched.solvers import SolveOptions
-from dlsched.solvers.base import SolverSettings
+from dlsched.solvers import SolveOptions, SolverSettings
 from dlsched.solvers.certify import Certificate
 from dlsched.solvers.deadline import Deadline
 
@@ -220,7 +219,9 @@ def second_route(inst: HareInstance, limit: float, threads: int, objective: floa
     and incumbent; a different proven optimum stops the benchmark."""
     from dlsched.models.hare.special import solve_single_task
 
-    res = solve_single_task(inst, SolveOptions(limit, threads=threads), "time-indexed")
+    res = solve_single_task(
+        inst, SolverSettings(threads=threads), "time-indexed", deadline=Deadline.after(limit)
+    )
     cert = res.certified()
     if cert.status == "optimal" and abs(cert.objective - objective) > 1e-6 * objective:
         raise RuntimeError(f"{inst.name}: two routes prove {objective} and {cert.objective}")
@@ -715,7 +716,10 @@ def main() -> None:
                 elif fn == "pairs":
                     t0 = time.perf_counter()
                     cert = solve_single_task(
-                        r, SolveOptions(time_limit=30, threads=args.threads), "pairs"
+                        r,
+                        SolverSettings(threads=args.threads),
+                        "pairs",
+                        deadline=Deadline.after(30),
                     ).certified(r.name, "pairs")
                     st, obj, bnd = cert.status, cert.objective, cert.bound
                     gap = None if bnd is None else (obj - bnd) / obj

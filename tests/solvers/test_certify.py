@@ -12,7 +12,7 @@ from dlsched.instances import load
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare import generate
 from dlsched.models.hare.instance import HareInstance, HareJob
-from dlsched.solvers import SolveOptions, Status
+from dlsched.solvers import SolveOptions, SolverSettings, Status
 from dlsched.solvers.certify import EPSILON, ContradictionError, Proof, certify, lattice_bound
 
 
@@ -121,13 +121,14 @@ def test_highs_infeasible_on_a_feasible_instance_is_an_internal_error(monkeypatc
         highspy.Highs, "getModelStatus", lambda self: highspy.HighsModelStatus.kInfeasible
     )
     from dlsched.models.hare.special import solve_single_task
+    from dlsched.solvers.deadline import Deadline
 
     # the time-indexed MILP stage forced: column generation would prove 6 jobs before it
     inst = _single_task(6, 2, 1)
     with pytest.raises(ContradictionError, match="single-6x2-s1.*infeasibility proven"):
-        solve_single_task(inst, SolveOptions(time_limit=30), model="time-indexed").certified(
-            inst.name
-        )
+        solve_single_task(
+            inst, SolverSettings(), model="time-indexed", deadline=Deadline.after(30)
+        ).certified(inst.name)
 
 
 def test_a_time_limited_milp_incumbent_is_decoded_and_checked():
@@ -194,10 +195,12 @@ def test_special_route_keeps_its_limit_when_highs_sets_up_a_large_milp(monkeypat
     stage runs in a child given no more than the limit and its grace, killed there."""
     from dlsched.models.hare.generate import generate_unrelated
     from dlsched.models.hare.special import solve_single_task
-    from dlsched.solvers.deadline import grace
+    from dlsched.solvers.deadline import Deadline, grace
 
     inst = generate_unrelated(100, 8, 2)
     handed = forked_seconds(monkeypatch)
-    res = solve_single_task(inst, SolveOptions(time_limit=2.0), model="time-indexed")
+    res = solve_single_task(
+        inst, SolverSettings(), model="time-indexed", deadline=Deadline.after(2.0)
+    )
     assert handed and all(0 < s <= 2.0 + grace(2.0) for s in handed)
     assert res.info["exact_stage_finished"] is False and res.proof.hit_limit

@@ -203,6 +203,40 @@ def greedy(data: SumWC) -> np.ndarray:
     return assign
 
 
+def assignment_from_sets(data: SumWC, sets: list[tuple[int, np.ndarray]]) -> np.ndarray:
+    """An assignment from one set of jobs per GPU that may overlap or leave jobs out (the
+    pricing solution of a Lagrangian bound): a job in several sets goes to the GPU where it
+    trains fastest among them; a job in none, by non-increasing w / min p, to the GPU where it
+    completes first after the loads so far (as :func:`greedy`)."""
+    assign = np.full(data.n, -1, dtype=np.int64)
+    fastest = np.full(data.n, np.iinfo(np.int64).max)
+    for m, jobs in sets:
+        jobs = np.asarray(jobs, dtype=np.int64)
+        better = jobs[data.p[jobs, m] < fastest[jobs]]
+        assign[better], fastest[better] = m, data.p[better, m]
+    load = np.array([data.p[assign == m, m].sum() for m in range(data.m)], dtype=np.int64)
+    left = np.flatnonzero(assign < 0)
+    for j in left[np.lexsort((left, -data.w[left] / data.p[left].min(axis=1)))]:
+        g = int(np.argmin(load + data.p[j] + data.s[j]))
+        assign[j] = g
+        load[g] += data.p[j, g]
+    return assign
+
+
+def marginal_multipliers(data: SumWC, assign: np.ndarray) -> np.ndarray:
+    """Multipliers that share the cost of ``assign`` among its jobs: on its GPU (Smith order,
+    B_j the training before j, A_j the weight after it), job j gets w_j (a + s_j + p_j) and half
+    of each pair term, (w_j B_j + p_j A_j) / 2; they add up to the schedule's cost, every
+    column of ``assign`` then having reduced cost 0."""
+    pi = np.zeros(data.n)
+    for m in range(data.m):
+        jobs = data.smith_order(m, np.flatnonzero(np.asarray(assign) == m))
+        p, w = data.p[jobs, m], data.w[jobs]
+        before, after = np.cumsum(p) - p, w.sum() - np.cumsum(w)
+        pi[jobs] = w * (data.a + data.s[jobs, m] + p) + (w * before + p * after) / 2
+    return pi
+
+
 def iterated_local_search(
     data: SumWC,
     start: np.ndarray | None,
@@ -232,6 +266,8 @@ def iterated_local_search(
 
 __all__ = [
     "SumWC",
+    "assignment_from_sets",
+    "marginal_multipliers",
     "descend",
     "greedy",
     "iterated_local_search",

@@ -48,15 +48,15 @@ import numpy as np
 from dlsched.models.hare.check import check_schedule
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
-from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.certify import Proof
 from dlsched.solvers.cpsat import run_cpsat
 from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.progress import note
 
 from .budget import CG_SHARE, ENUM_END, LS_END, LS_SECONDS, LS_SHARE, MASTER_SECONDS, MASTER_SHARE
-from .colgen import column_generation, enumerated_master, master_assignment
-from .common import NEAR_LIMIT, RouteResult, budget
+from .colgen import ASCENT_MIN_JOBS, column_generation, enumerated_master, master_assignment
+from .common import NEAR_LIMIT, RouteResult
 from .localsearch import SumWC, iterated_local_search, sum_wc_data
 from .localsearch import load_horizon as time_indexed_horizon
 from .relaxation import combinatorial_bound
@@ -64,6 +64,10 @@ from .scaling import objective_unit, scale_data
 
 #: Largest number of time-indexed columns built before falling back to the pairs model.
 MAX_TIME_INDEXED_COLUMNS = 400_000
+#: From ASCENT_MIN_JOBS jobs, column generation starts with a Lagrangian ascent
+#: (:func:`colgen.lagrangian_ascent`) that ends at the latest ASCENT_END of the route's limit
+#: after its start (the LP-driven rounds then run to LS_SHARE + CG_SHARE of it).
+ASCENT_END = 0.45
 
 
 def is_single_task_case(instance: HareInstance) -> bool:
@@ -101,21 +105,14 @@ class SpecialResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def solve_time_indexed(
-    instance: HareInstance, options: SolveOptions, start: np.ndarray | None, deadline: Deadline
-) -> SpecialResult:
-    """Time-indexed MILP (HiGHS); exact when the scaled data are integral.
+def time_indexed_model(instance: HareInstance) -> tuple[Any, dict[str, Any]]:
+    """The time-indexed MILP of the scaled instance: (its :class:`MatrixModel`, the column
+    layout: ``job``, ``gpu`` per column, ``first[j, m]`` the column of x[j, m, 0], ``count``
+    columns per (job, GPU), the scaled data ``d`` and ``p``, horizon ``T``).
 
     Columns x[j, m, t] (job j starts at the arrival + t on GPU m), t = 0 .. T - p_jm, in job,
     GPU, slot order; rows: one start per job (= 1), then GPU m busy at slot u (<= 1)."""
-    from dlsched.solvers.base import Status
-    from dlsched.solvers.highs import (
-        MatrixModel,
-        RowBlock,
-        segment_offsets,
-        solve_matrix,
-        stack_rows,
-    )
+    from dlsched.solvers.highs import MatrixModel, RowBlock, segment_offsets, stack_rows
 
     d = scale_data(instance)
     n, M = instance.num_jobs, instance.num_gpus
@@ -131,8 +128,8 @@ def solve_time_indexed(
     train = p[job, gpu]
     busy = np.repeat(np.arange(job.size), train)
     rows = [
-        RowBlock.of(job, np.arange(job.size), np.ones(job.size), 1.0, 1.0, n),
-        RowBlock.of(
+        RowBlock.of(job, np.arange(job.size), np.ones(job.size), 1.0, 1.0, n),  # one start
+        RowBlock.of(  # one job at a time on a GPU (8)
             gpu[busy] * T + slot[busy] + segment_offsets(train),
             busy,
             np.ones(busy.size),
@@ -151,25 +148,55 @@ def solve_time_indexed(
         col_upper=np.ones(job.size),
         integrality=np.ones(job.size, dtype=bool),
     )
-    x0 = None
-    if start is not None:  # the incumbent as a MIP start (Smith order, no idle time)
-        keys = []
-        for m in range(M):
-            order = sum_wc_data(instance).smith_order(m, np.flatnonzero(start == m)).tolist()
-            begin = np.cumsum([0] + [int(p[j, m]) for j in order])
-            keys += [(j, m, int(t)) for j, t in zip(order, begin, strict=False)]
-        if all(t < count[j * M + m] for j, m, t in keys):
-            x0 = np.zeros(job.size)
-            x0[[first[j, m] + t for j, m, t in keys]] = 1.0
+    layout = {"job": job, "gpu": gpu, "first": first, "count": count, "d": d, "p": p, "T": T}
+    return model, layout
+
+
+def _time_indexed_start(
+    instance: HareInstance, layout: dict[str, Any], start: np.ndarray | None
+) -> np.ndarray | None:
+    """The assignment ``start`` as a MIP start of the time-indexed model (Smith order, no idle
+    time), or None when some start lies past the horizon."""
+    if start is None:
+        return None
+    p, count, first = layout["p"], layout["count"], layout["first"]
+    M = instance.num_gpus
+    data = sum_wc_data(instance)
+    keys = []
+    for m in range(M):
+        order = data.smith_order(m, np.flatnonzero(start == m)).tolist()
+        begin = np.cumsum([0] + [int(p[j, m]) for j in order])
+        keys += [(j, m, int(t)) for j, t in zip(order, begin, strict=False)]
+    if not all(t < count[j * M + m] for j, m, t in keys):
+        return None
+    x0 = np.zeros(layout["job"].size)
+    x0[[first[j, m] + t for j, m, t in keys]] = 1.0
+    return x0
+
+
+def solve_time_indexed(
+    instance: HareInstance,
+    settings: SolverSettings,
+    start: np.ndarray | None,
+    deadline: Deadline,
+) -> SpecialResult:
+    """Time-indexed MILP (:func:`time_indexed_model`, HiGHS); exact when the scaled data are
+    integral. ``start``: an assignment given as MIP start."""
+    from dlsched.solvers.base import Status
+    from dlsched.solvers.highs import solve_matrix
+
+    model, layout = time_indexed_model(instance)
+    d = layout["d"]
+    x0 = _time_indexed_start(instance, layout, start)
     # HiGHS's presolve (probing over ~40k binaries of long rows) can take minutes on this
     # model while the root LP takes about a second; it is off unless asked for via ``extra``.
-    opts = options.with_(extra={"presolve": "off", **options.extra})
+    opts = settings.with_(extra={"presolve": "off", **settings.extra})
     res = solve_matrix(model, deadline.solve_options(opts), start=x0)
     out: dict[str, Any] = {
         "special_model": "time-indexed",
         "time_scale": d.time_scale,
         "scale_exact": d.exact,
-        "horizon_units": T,
+        "horizon_units": layout["T"],
         "columns": model.num_cols,
         "rows": model.num_rows,
         "highs_status": res.info["highs_status"],
@@ -177,9 +204,9 @@ def solve_time_indexed(
     }
     assign = None
     if res.col_value is not None:
-        assign = [0] * n
+        assign = [0] * instance.num_jobs
         for k in np.nonzero(res.col_value > 0.5)[0]:
-            assign[int(job[k])] = int(gpu[k])
+            assign[int(layout["job"][k])] = int(layout["gpu"][k])
     proof = Proof(
         bound=res.bound if d.exact else None,  # rounded-up data: the model bounds nothing
         claimed_optimal=res.info["claimed_optimal"],
@@ -191,7 +218,10 @@ def solve_time_indexed(
 
 
 def solve_pairs_cpsat(
-    instance: HareInstance, options: SolveOptions, start: np.ndarray | None, deadline: Deadline
+    instance: HareInstance,
+    settings: SolverSettings,
+    start: np.ndarray | None,
+    deadline: Deadline,
 ) -> SpecialResult:
     """Assignment booleans y and products z = y_j AND y_k per GPU, Smith order fixed (CP-SAT)."""
     from ortools.sat.python import cp_model
@@ -220,7 +250,7 @@ def solve_pairs_cpsat(
         for j in range(n):
             for m in range(M):
                 cp.add_hint(y[(j, m)], int(start[j] == m))
-    run = run_cpsat(cp, deadline.solve_options(options), label=f"pairs model of {instance.name}")
+    run = run_cpsat(cp, deadline.solve_options(settings), label=f"pairs model of {instance.name}")
     unit = d.time_scale * d.weight_scale
     info: dict[str, Any] = {
         "special_model": "pairs",
@@ -256,39 +286,38 @@ class _Best:
 
 def solve_single_task(
     instance: HareInstance,
-    options: SolveOptions,
+    settings: SolverSettings,
     model: str = "auto",
     *,
-    deadline: Deadline | None = None,
+    deadline: Deadline,
 ) -> RouteResult:
     """Stages, each keeping the best assignment so far (returned as the Smith-ordered schedule
     of every GPU, with the checker's objective):
 
     1. iterated local search (:mod:`localsearch`), at most LS_SHARE of the limit;
-    2. column generation (:mod:`colgen`, exact data only): a Lagrangian bound at every
-       iteration, stopping when it meets the incumbent (proof) or converges; then the
-       restricted master with integer columns as a schedule, polished by the local search;
-       then the MIP over the enumerated columns of small reduced cost, until ENUM_END of the
-       limit (a bound beyond the LP's and a schedule);
+    2. column generation (:mod:`colgen`, exact data only): from ASCENT_MIN_JOBS jobs a
+       Lagrangian ascent first (until ASCENT_END of the limit), then the LP-driven rounds; a
+       Lagrangian bound at every pricing round, stopping when it meets the incumbent (proof)
+       or converges; then the restricted master with integer columns as a schedule, polished
+       by the local search; then the MIP over the enumerated columns of small reduced cost,
+       until ENUM_END of the limit (a bound beyond the LP's and a schedule);
     3. if not proven: an exact model in the time left (``auto``: the time-indexed MILP when it
        has at most MAX_TIME_INDEXED_COLUMNS columns, else more local search), its bound and
        schedule merged with the stages' (the larger bound; both are valid).
 
     ``model``: ``auto`` | ``time-indexed`` | ``pairs`` (stage 3 forced, stage 2 skipped) |
-    ``colgen`` (stages 1-2 only). ``deadline``: the route's budget (default:
-    ``options.time_limit`` from now); ``options`` give threads and seed.
+    ``colgen`` (stages 1-2 only). ``deadline``: the route's budget (a caller without one
+    passes ``Deadline.after(seconds)`` or ``NEVER``); ``settings`` give threads and seed.
     """
     if not is_single_task_case(instance):
         raise ValueError("not the single-task, common-arrival special case")
     if model not in ("auto", "time-indexed", "pairs", "colgen"):
         raise ValueError(f"unknown special model {model!r}")
-    deadline = budget(options, deadline)
     data = sum_wc_data(instance)
     scaled = scale_data(instance)
-    unit_of = objective_unit(scaled)
     note("local search")
     ls, ls_cost, visits = iterated_local_search(
-        data, None, deadline.portion(LS_SHARE, cap=LS_SECONDS), options.seed
+        data, None, deadline.portion(LS_SHARE, cap=LS_SECONDS), settings.seed
     )
     best = _Best(ls, ls_cost, "local search")
     info: dict[str, Any] = {
@@ -301,27 +330,10 @@ def solve_single_task(
     }
     bound = None  # scaled
     if model in ("auto", "colgen") and data.exact:
-        bound = _colgen_stage(data, best, deadline, options, info)
-    proven = bound is not None and bound >= best.cost
+        bound = _colgen_stage(data, best, deadline, settings, info)
     res = None
-    if not proven and model != "colgen":
-        stage3 = model if model != "auto" else _auto_model(instance)
-        if stage3 in ("time-indexed", "pairs"):
-            res = _exact_stage(stage3, instance, options, best.assign, deadline)
-            info["exact_stage_finished"] = res is not None
-        else:  # too large for an exact model: the rest of the time to the local search
-            rest = deadline.share(LS_END)
-            best.offer(
-                data,
-                iterated_local_search(data, best.assign, rest, options.seed + 1)[0],
-                "local search (second run)",
-            )
-        if res is not None:
-            best.offer(data, None if res.assign is None else np.array(res.assign), stage3)
-            info.update(res.info)
-    schedule = assignment_schedule(instance, data, best.assign)
-    objective = check_schedule(instance, schedule).objective
-    hit = deadline.almost_passed(NEAR_LIMIT)
+    if not (bound is not None and bound >= best.cost) and model != "colgen":
+        res = _last_stage(instance, data, model, best, settings, deadline, info)
     bounds = [
         b
         for b in (
@@ -335,17 +347,45 @@ def solve_single_task(
         bound=max(bounds) if bounds else None,
         claimed_optimal=res is not None and res.proof.claimed_optimal,
         infeasible=res is not None and res.proof.infeasible,
-        hit_limit=(res is not None and res.proof.hit_limit) or hit,
-        unit=unit_of,
+        hit_limit=(res is not None and res.proof.hit_limit) or deadline.almost_passed(NEAR_LIMIT),
+        unit=objective_unit(scaled),
     )
     info["incumbent_from"] = best.stage
-    return RouteResult(schedule, objective, proof, info)
+    schedule = assignment_schedule(instance, data, best.assign)
+    return RouteResult(schedule, check_schedule(instance, schedule).objective, proof, info)
+
+
+def _last_stage(
+    instance: HareInstance,
+    data: SumWC,
+    model: str,
+    best: _Best,
+    settings: SolverSettings,
+    deadline: Deadline,
+    info: dict[str, Any],
+) -> SpecialResult | None:
+    """Stage 3: the exact model (its result, its schedule offered to ``best``), or when the
+    instance is too large for one, the local search again until LS_END of the limit."""
+    stage3 = model if model != "auto" else _auto_model(instance)
+    if stage3 not in ("time-indexed", "pairs"):
+        best.offer(
+            data,
+            iterated_local_search(data, best.assign, deadline.share(LS_END), settings.seed + 1)[0],
+            "local search (second run)",
+        )
+        return None
+    res = _exact_stage(stage3, instance, settings, best.assign, deadline)
+    info["exact_stage_finished"] = res is not None
+    if res is not None:
+        best.offer(data, None if res.assign is None else np.array(res.assign), stage3)
+        info.update(res.info)
+    return res
 
 
 def _exact_stage(
     stage: str,
     instance: HareInstance,
-    options: SolveOptions,
+    settings: SolverSettings,
     start: np.ndarray | None,
     deadline: Deadline,
 ) -> SpecialResult | None:
@@ -355,7 +395,7 @@ def _exact_stage(
     solve = solve_time_indexed if stage == "time-indexed" else solve_pairs_cpsat
     if deadline.passed():
         return None
-    return deadline.run(solve, instance, options, start, deadline, label=f"{stage} stage")
+    return deadline.run(solve, instance, settings, start, deadline, label=f"{stage} stage")
 
 
 def _auto_model(instance: HareInstance) -> str:
@@ -367,20 +407,28 @@ def _auto_model(instance: HareInstance) -> str:
 
 
 def _colgen_stage(
-    data: SumWC, best: _Best, deadline: Deadline, options: SolveOptions, info: dict
+    data: SumWC, best: _Best, deadline: Deadline, settings: SolverSettings, info: dict
 ) -> int | None:
     """Column generation (bound, scaled) then the integer restricted master and a short local
     search from it, then the MIP over the columns of small reduced cost
     (:func:`colgen.enumerated_master`, a bound beyond the LP's and a schedule), each in its
     budget of ``deadline`` (see :data:`LS_SHARE`): schedules offered to ``best``, the largest
     bound returned; details into ``info``."""
+
+    def incumbent(assign: np.ndarray | None) -> float:
+        best.offer(data, assign, "Lagrangian ascent (repaired sets)")
+        return best.cost
+
+    large = data.n >= ASCENT_MIN_JOBS
     cg = column_generation(
         data,
         best.assign,
         deadline.share(LS_SHARE + CG_SHARE),
         upper=best.cost,
-        threads=options.threads,
+        threads=settings.threads,
         lp_extra={"presolve": "off"},
+        incumbent=incumbent if large else None,
+        ascent=deadline.share(ASCENT_END) if large else None,
     )
     info.update(
         {
@@ -390,19 +438,22 @@ def _colgen_stage(
             "colgen_converged": cg.converged,
             "colgen_columns": len(cg.columns),
             "colgen_seconds": cg.seconds,
+            "colgen_pricing_rounds": cg.info["pricing_rounds"],
+            "ascent_seconds": cg.info["ascent_seconds"],
+            "bound_trajectory": cg.info["bound_trajectory"],
         }
     )
     if cg.bound is not None and cg.bound >= best.cost:
         return cg.bound
     master = deadline.portion(MASTER_SHARE, cap=MASTER_SECONDS)
     note("restricted master with integer columns, then local search")
-    found = master_assignment(data, cg.columns, best.assign, master, options.threads)
+    found = master_assignment(data, cg.columns, best.assign, master, settings.threads)
     best.offer(data, found, "restricted master (integer columns)")
     if found is not None and (cg.bound is None or cg.bound < best.cost):  # not yet proven
         polish = deadline.portion(LS_SHARE, cap=LS_SECONDS)
         best.offer(
             data,
-            iterated_local_search(data, best.assign, polish, options.seed + 2)[0],
+            iterated_local_search(data, best.assign, polish, settings.seed + 2)[0],
             "local search from the restricted master",
         )
     info["master_seconds"] = master.elapsed()
@@ -414,7 +465,7 @@ def _colgen_stage(
         cg.exact_bound,
         best.cost,
         deadline.share(ENUM_END),
-        threads=options.threads,
+        threads=settings.threads,
     )
     best.offer(data, enum.assign, "enumerated master (reduced-cost columns)")
     info.update(

@@ -181,7 +181,7 @@ def test_special_route_matches_brute_force_and_general_routes(inst):
     assert auto.status == Status.OPTIMAL
     assert auto.objective == pytest.approx(bf, rel=1e-6, abs=1e-6)
     for model in ("time-indexed", "pairs"):
-        res = solve_single_task(inst, OPTS.solve, model)
+        res = solve_single_task(inst, OPTS.solve, model, deadline=Deadline.after(OPTS.time_limit))
         sched, cert = res.schedule, res.certified()
         obj, bound = cert.objective, cert.bound
         assert cert.status == Status.OPTIMAL, model

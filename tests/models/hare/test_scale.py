@@ -250,7 +250,9 @@ def test_special_route_schedule_is_checked_and_bound_below_it():
     assert out.status == Status.OPTIMAL
     from dlsched.models.hare.special import solve_single_task
 
-    other = solve_single_task(inst, opts.solve, "time-indexed").certified()
+    other = solve_single_task(
+        inst, opts.solve, "time-indexed", deadline=Deadline.after(20)
+    ).certified()
     assert other.status == Status.OPTIMAL
     assert other.objective == pytest.approx(out.objective)
 
@@ -296,3 +298,99 @@ def test_a_highs_solve_error_reports_no_bound():
     res = solve_matrix(master(data, cols, integer=True), SolveOptions(time_limit=30, threads=1))
     assert res.status == Status.ERROR
     assert res.bound is None
+
+
+def plain_dp(data, m: int, pi: np.ndarray, horizon: int) -> float:
+    """min(0, least c(S, m) - pi(S) over sets of load <= horizon): the DP over GPU m's Smith
+    order written with a dict of load -> least value, every job considered."""
+    f = {0: 0.0}
+    for j in data.smith_order(m, np.arange(data.n)).tolist():
+        p, cost0 = int(data.p[j, m]), float(data.w[j] * (data.a + data.s[j, m]))
+        for t, v in sorted(f.items(), reverse=True):
+            if t + p <= horizon:
+                cand = v + cost0 + float(data.w[j]) * (t + p) - float(pi[j])
+                f[t + p] = min(f.get(t + p, math.inf), cand)
+    return min(0.0, min(f.values()))
+
+
+@SETTINGS
+@given(tiny(max_jobs=7, max_gpus=3), st.integers(0, 2**31), st.integers(0, 60))
+def test_compiled_pricing_agrees_with_a_plain_python_dp(inst, seed, cut):
+    """Every GPU's minimum (exact pricing, all candidates) equals the plain DP's, with the
+    load horizon and with a tighter one."""
+    data = sum_wc_data(inst)
+    pi = dyadic(np.random.default_rng(seed).uniform(0, 3000, data.n), data)
+    for horizon in (load_horizon(data.p, data.s), max(1, load_horizon(data.p, data.s) - cut)):
+        priced = Pricer.of(data, horizon).solve(pi, keep=3)
+        assert priced.exact.all()
+        for m in range(data.m):
+            assert priced.values[m] == plain_dp(data, m, pi, min(horizon, int(data.p[:, m].sum())))
+
+
+@SETTINGS
+@given(tiny(max_jobs=7, max_gpus=3), st.integers(0, 2**31), st.integers(1, 4))
+def test_heuristic_pricing_columns_have_the_reduced_cost_claimed(inst, seed, most):
+    """The heuristic (at most ``most`` candidates per GPU) and the exact pricing return sets of
+    exactly the reduced cost they claim, negative; a GPU flagged exact has the exact minimum,
+    and the heuristic's value is never below it."""
+    data = sum_wc_data(inst)
+    pi = dyadic(np.random.default_rng(seed).uniform(0, 3000, data.n), data)
+    pricer = Pricer.of(data, load_horizon(data.p, data.s))
+    exact = pricer.solve(pi, keep=3)
+    for priced in (pricer.solve(pi, keep=3, most=most), exact):
+        for (m, jobs), reduced in zip(priced.found, priced.reduced, strict=True):
+            assert reduced < 0
+            assert data.gpu_cost(m, jobs) - float(pi[jobs].sum()) == reduced
+        assert np.all(priced.values >= exact.values)
+        assert np.all(priced.values[priced.exact] == exact.values[priced.exact])
+
+
+@SETTINGS
+@given(tiny(max_jobs=6))
+def test_lagrangian_ascent_stays_below_the_lp_and_the_optimum(inst):
+    """The ascent's best Lagrangian value is at most the full LP, itself at most the brute-force
+    optimum; every schedule it offers costs at least the optimum."""
+    from dlsched.models.hare.colgen import BoundTrace, lagrangian_ascent
+    from dlsched.models.hare.localsearch import marginal_multipliers
+
+    data = sum_wc_data(inst)
+    opt, _ = brute_force(inst)
+    lp = full_lp(inst)
+    offered = []
+
+    def incumbent(assign):
+        if assign is not None:
+            offered.append(data.cost(assign))
+        return min([data.cost(greedy(data)), *offered])
+
+    pricer = Pricer.of(data, load_horizon(data.p, data.s))
+    trace = BoundTrace(data)
+    lagrangian_ascent(
+        pricer, marginal_multipliers(data, greedy(data)), incumbent, Deadline.after(10), trace
+    )
+    assert trace.best <= lp + 1e-6 <= opt + 2e-6
+    assert all(c >= opt - 1e-9 for c in offered)
+    assert all(b <= opt / data.unit + 1e-9 for _, b in trace.trajectory)
+
+
+@SETTINGS
+@given(tiny(max_jobs=6))
+def test_stabilization_does_not_change_the_converged_lp_value(inst):
+    """Column generation converges to the same master LP value without smoothing, with
+    Wentges smoothing, and started by the Lagrangian ascent."""
+    data = sum_wc_data(inst)
+    opt, _ = brute_force(inst)
+    start = greedy(data)
+    values = []
+    for alpha, ascent in ((0.0, None), (0.9, None), (0.5, Deadline.after(5))):
+        cg = column_generation(
+            data,
+            start,
+            Deadline.after(20),
+            alpha=alpha,
+            incumbent=(lambda assign: opt + 1) if ascent is not None else None,
+            ascent=ascent,
+        )
+        assert cg.converged
+        values.append(cg.lp_value)
+    assert values == pytest.approx([values[0]] * 3, rel=1e-9, abs=1e-6)
