@@ -34,7 +34,7 @@ import numpy as np
 
 from dlsched.errors import OptionError
 from dlsched.models import MethodOptions
-from dlsched.models.elastic.baselines import ListPolicy, _run, place
+from dlsched.models.elastic.baselines import ListPolicy, place, run_policy
 from dlsched.models.elastic.enumerate import Config
 from dlsched.models.elastic.flowbound import least_use
 from dlsched.models.elastic.instance import ElasticInstance, durations, most_workers
@@ -150,7 +150,7 @@ def sjf_any(inst: ElasticInstance, options: MethodOptions) -> Run:
         _number(options, "share", SHARE, 0.0, 1.0),
         _number(options, "slack", SLACK, 0.0, 1e6),
     )
-    return _run(inst, policy, options)
+    return run_policy(inst, policy, options)
 
 
 __all__ = ["LONG", "SHARE", "SLACK", "STRETCH", "AnyType", "sjf_any"]

@@ -188,7 +188,7 @@ def _workers(options: MethodOptions) -> int:
     return value
 
 
-def _run(inst: ElasticInstance, policy: ListPolicy, options: MethodOptions) -> Run:
+def run_policy(inst: ElasticInstance, policy: ListPolicy, options: MethodOptions) -> Run:
     """Simulate ``policy`` within ``options.deadline``; when it passes, no schedule (status
     time_limit)."""
     from dlsched.models.elastic.algorithms import TimeUp, cut_details
@@ -224,7 +224,7 @@ def fifo(inst: ElasticInstance, options: MethodOptions) -> Run:
     policy = ListPolicy(
         inst, lambda j: (inst.jobs[j].arrival, j), lambda j, _: min(k, inst.jobs[j].chunks), True
     )
-    return _run(inst, policy, options)
+    return run_policy(inst, policy, options)
 
 
 def drf(inst: ElasticInstance, options: MethodOptions) -> Run:
@@ -232,7 +232,7 @@ def drf(inst: ElasticInstance, options: MethodOptions) -> Run:
         fair = 1.0 / max(1, len(waiting))
         return max(1, min(inst.jobs[j].chunks, math.floor(fair / _dominant(inst, j))))
 
-    return _run(inst, ListPolicy(inst, lambda j: (inst.jobs[j].arrival, j), count), options)
+    return run_policy(inst, ListPolicy(inst, lambda j: (inst.jobs[j].arrival, j), count), options)
 
 
 def tiresias(inst: ElasticInstance, options: MethodOptions) -> Run:
@@ -245,7 +245,7 @@ def tiresias(inst: ElasticInstance, options: MethodOptions) -> Run:
         return (work * n * _dominant(inst, j), j)
 
     policy = ListPolicy(inst, key, lambda j, _: min(k, inst.jobs[j].chunks))
-    return _run(inst, policy, options)
+    return run_policy(inst, policy, options)
 
 
 def antman(inst: ElasticInstance, options: MethodOptions) -> Run:
@@ -260,7 +260,7 @@ def antman(inst: ElasticInstance, options: MethodOptions) -> Run:
         return min(k, inst.jobs[j].chunks) if j in guaranteed else inst.jobs[j].chunks
 
     policy = ListPolicy(inst, key, count, shrink=lambda j: j not in guaranteed)
-    return _run(inst, policy, options)
+    return run_policy(inst, policy, options)
 
 
 BASELINES: dict[str, Callable[[ElasticInstance, MethodOptions], Run]] = {

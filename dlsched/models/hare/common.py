@@ -9,7 +9,6 @@ from typing import Any
 
 from dlsched.models.hare.instance import HareInstance
 from dlsched.models.hare.solution import TaskSchedule
-from dlsched.solvers.base import SolveOptions
 from dlsched.solvers.certify import Certificate, Proof, certify
 from dlsched.solvers.deadline import Deadline
 
@@ -34,14 +33,6 @@ class RouteResult:
 #: A route that ends with less than this share of its time limit left reports that it ran into
 #: the limit (status time_limit rather than feasible when nothing is proven).
 NEAR_LIMIT = 0.05
-
-
-def budget(options: SolveOptions, deadline: Deadline | None) -> Deadline:
-    """A route's budget: ``deadline`` (a method's, or a stage of it), or for a caller without
-    one, ``options.time_limit`` from now. Only for the routes not yet given a required
-    Deadline (the R||sum wC route, the online grouping and rounding); the exact pipeline and
-    the relaxations take theirs."""
-    return Deadline.after(options.time_limit) if deadline is None else deadline
 
 
 def forked(deadline: Deadline) -> Deadline:
