@@ -569,3 +569,30 @@ def test_group_draws_equal_per_job_choice() -> None:
         a, b = np.random.default_rng(seed), np.random.default_rng(seed)
         assert _draw(a, p, 300) == [int(b.choice(len(p), p=p)) for _ in range(300)]
         assert a.random() == b.random()  # the stream continues from the same point
+
+
+@pytest.mark.parametrize(
+    ("name", "from_0", "from_1"),
+    [
+        ("ddlwmp/theorem1-slot-one-job", 6.3915, 1.8435),
+        ("ddlwmp/theorem1-slot-counterexample", 9.1971, 1.8913),
+    ],
+)
+def test_theorem1_fails_by_the_slot_wait_only_with_slots_from_0(name, from_0, from_1) -> None:
+    """The bundled counterexamples of docs/errata.md V-11 (slots numbered from 0): A-SRPT
+    starts every job one slot late, above Theorem 1's 4.2; with the paper's numbering from 1
+    the same schedules keep the bound (001-thm1-perfect measures both)."""
+    from dlsched.instances import load
+    from dlsched.verify.check import check
+
+    inst = load(name)
+    assert inst.cluster.slots == "from-0"
+    rows = {r["case"]: r for r in check("001-thm1-perfect", inst) if r["method"] != "exact"}
+    early, paper = rows["from-0"], rows["from-1"]
+    assert early["bound"] == paper["bound"] == pytest.approx(4.2)
+    assert early["reference_kind"] == paper["reference_kind"] == "optimum"
+    assert early["ratio"] == pytest.approx(from_0, abs=1e-4) and early["holds"] is False
+    assert paper["ratio"] == pytest.approx(from_1, abs=1e-4) and paper["holds"] is True
+    shift = inst.num_jobs * inst.cluster.slot_s  # one slot per job: the same schedules
+    assert paper["value"] - early["value"] == pytest.approx(shift)
+    assert paper["reference"] - early["reference"] == pytest.approx(shift)
