@@ -1,8 +1,9 @@
 """Theorem 1 of seed 003 (Algorithm 4 solves problem (13)) under both readings of Algorithm 4,
-lines 15-19, on two distributions of one-shape cases (docs/errata.md, seed 003, "Theorem 1:
+lines 15-19 (as written, and without its g = N iteration), on two distributions of one-shape
+cases and on saved counterexamples (docs/errata.md, seed 003, "Algorithms 4-7" and "Theorem 1:
 which violations are readings, which are counterexamples").
 
-    python benchmarks/theorem1_readings.py [--draws 1000] [--seed 0]
+    python benchmarks/theorem1_readings.py [--draws 1000] [--seed 0] [--saved DIR ...]
 
 1. ``mincost_cases``' distribution (:func:`.theorems.mincost_cases`, the cases
    :func:`.theorems.mincost_sweep` runs: the small generator, 3 servers, random m', p', N, q);
@@ -11,25 +12,34 @@ which violations are readings, which are counterexamples").
    q = 0, free GPUs uniform in 0..5, vCPUs in 0..8, GB 4 x uniform in 0..3 (0-3 PSs), prices
    summed over the window uniform in [0, 2) per GPU and per vCPU and [0, 3) per GB.
 
-Each case: Algorithm 4 as written and with "keep a PS" (:func:`.mincost.mincost1_fixed`)
-against the MILP of (13) (HiGHS), through :func:`.guarantees.problem13_costs`; a cost is off the
-optimum when it exceeds it beyond :data:`dlsched.bounds.SLACK` (:func:`dlsched.bounds.within`).
+3. saved cases: every Theorem 1 counterexample file (``dlsched verify`` rows with their
+   instance, as ``counterexamples/`` holds them) under the folders given with ``--saved``
+   (default: the family's ``data/violations``), each case measured again.
+
+Each case: Algorithm 4 as written and without its g = N iteration ("keep a PS",
+:func:`.mincost.mincost1_fixed` with ``skip_g_n``) against the MILP of (13) (HiGHS), through
+:func:`.guarantees.problem13_costs` (a whole-oracle case through
+:func:`.guarantees.oracle_costs`); a cost is off the optimum when it exceeds it beyond
+:data:`dlsched.bounds.SLACK` (:func:`dlsched.bounds.within`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
 from dlsched.bounds import within
 from dlsched.instances import load
-from dlsched.models.elastic.guarantees import problem13_costs
+from dlsched.models.elastic.guarantees import oracle_costs, problem13_costs
 from dlsched.models.elastic.instance import ElasticInstance, Server
-from dlsched.models.elastic.theorems import mincost_cases
+from dlsched.models.elastic.theorems import COUNTEREXAMPLES, mincost_cases
+from dlsched.verify.check import load_counterexample
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,23 @@ def memory_bound_case(rng: np.random.Generator) -> Case:
     return costs(inst, 0, 0, n, False, win, room)
 
 
+def saved_case(path: Path) -> Case | None:
+    """A saved Theorem 1 counterexample (PS) measured again (N = 0: a whole-oracle case);
+    None for any other file."""
+    if not {"instance", "record"} <= set(json.loads(path.read_text())):
+        return None
+    inst, rec = load_counterexample(path)
+    d = rec.get("details") or {}
+    if rec.get("theorem") != "003-thm1" or not getattr(inst, "is_ps", False):
+        return None
+    prices, free = np.array(d["prices"], dtype=float), np.array(d["free"], dtype=float)
+    if "job" in d:  # the whole oracle of one job
+        window = (int(d["window"][0]), int(d["window"][1]))
+        paper, exact, other = oracle_costs(inst, int(d["job"]), prices, free, window)
+        return Case(0, False, inst.num_servers, paper, exact, other)
+    return costs(inst, d["m"], d["p"], d["n"], d["q"], prices, free)
+
+
 def off(cost: float | None, rec: Case) -> bool:
     assert rec.exact is not None
     return cost is not None and not within(cost, rec.exact)
@@ -78,10 +105,10 @@ def summary(title: str, recs: list[Case]) -> list[str]:
         f"## {title}",
         "",
         f"{len(recs)} draws, {len(feasible)} with a feasible MILP, {len(spread)} of them q = 0 "
-        f"(Algorithm 4). Off the optimum: as written {len(written)}, keep a PS {len(keep)} "
+        f"(Algorithm 4). Off the optimum: as written {len(written)}, without g = N {len(keep)} "
         f"({len(none)} with no schedule at all).",
         "",
-        "| N | q = 0, feasible | as written off | keep a PS off |",
+        "| N | q = 0, feasible | as written off | without g = N off |",
         "|---|---|---|---|",
     ]
     by_n = Counter(r.n for r in spread)
@@ -90,10 +117,10 @@ def summary(title: str, recs: list[Case]) -> list[str]:
         k = sum(r.n == n for r in keep)
         lines.append(f"| {n} | {by_n[n]} | {w} | {k} |")
     worst = sorted(keep, key=lambda r: (r.n, (r.other_reading or 0) - (r.exact or 0)))[:3]
-    lines += ["", "Smallest N off the optimum with keep a PS:"]
+    lines += ["", "Smallest N off the optimum without g = N:"]
     for r in worst:
         lines.append(
-            f"- N = {r.n}, {r.servers} servers: keep a PS "
+            f"- N = {r.n}, {r.servers} servers: without g = N "
             f"{r.other_reading:.4f}, as written {r.paper:.4f}, optimum {r.exact:.4f}"
         )
     return [*lines, ""]
@@ -103,6 +130,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--saved", action="append", help="a folder of counterexample files")
     args = ap.parse_args()
     sweep = [
         costs(inst, c["m"], c["p"], c["n"], c["q"], c["win"], c["room"])
@@ -110,8 +138,11 @@ def main() -> int:
     ]
     rng = np.random.default_rng(args.seed)
     memory = [memory_bound_case(rng) for _ in range(args.draws)]
-    lines = summary(f"mincost_cases, seed {args.seed}", sweep)
-    lines += summary(f"memory-bound PSs, seed {args.seed}", memory)
+    lines = summary(f"mincost_cases, seed {args.seed}", sweep) if args.draws else []
+    lines += summary(f"memory-bound PSs, seed {args.seed}", memory) if args.draws else []
+    files = sorted(f for d in args.saved or [COUNTEREXAMPLES] for f in Path(d).rglob("*.json"))
+    cases = [c for c in map(saved_case, files) if c is not None]
+    lines += summary(f"saved counterexamples ({len(files)} files)", cases)
     print("\n".join(lines))
     return 0
 

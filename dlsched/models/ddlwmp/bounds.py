@@ -5,7 +5,9 @@ virtual machine; the job's work (g_i / G) n_i alpha_i >= (g_i / G) n_i alpha_i^m
 completion, so the preemptive single-machine optimum (SRPT, optimal for 1|r_j,pmtn|sum C_j)
 on sizes (g_i / G) n_i alpha_i^min is at most OPT_A. With the true alpha_i^min this is the
 bound itself (rho = 1); the paper's form OPT_A1(alpha~^min) / rho is also recorded. Each job
-also completes no earlier than r_i + n_i alpha_i^min; the larger total is the bound.
+also completes no earlier than r_i + n_i alpha_i^min; the larger total is the bound. Times are
+(8)'s: a release in the first slot is at r_i = first_slot_s (slot_s with the paper's
+[T] = {1, ..., T}), as in the checker.
 
 alpha_i^min is bounded from below by the placement MILP's dual bound (:func:`alpha_min_lower`)
 and by :func:`alpha_floor` (each stage's cheapest beta over every row it could have), the
@@ -122,7 +124,7 @@ def srpt_bound(
     # alpha~^min <= rho alpha^min must hold for Lemma 1 (docs/errata.md)
     rho = max(float(t / a) if a > 0 else math.inf for t, a in zip(top, low, strict=True))
     of = shapes.of_job
-    rel = np.array([j.release for j in jobs], dtype=float)
+    rel = np.array([j.release for j in jobs], dtype=float) + c.first_slot_s  # r_i in (8)
     n = np.array([j.iterations for j in jobs], dtype=float)
     share = shapes.gpus[of] / c.total_gpus
     run = n * low[of] / 1000.0  # run_seconds: n_i alpha_i / 1000
@@ -136,7 +138,8 @@ def srpt_bound(
 def flow_time_bound(bound: SrptBound, instance: DdlwmpInstance) -> float:
     """A certified lower bound on the total flow time sum_i (C_i - r_i): Lemma 1's bound on
     sum_i C_i less the releases (see the module docstring)."""
-    return max(0.0, bound.bound - math.fsum(j.release for j in instance.jobs))
+    first = instance.cluster.first_slot_s  # the releases as (8) counts them, like the bound
+    return max(0.0, bound.bound - math.fsum(j.release + first for j in instance.jobs))
 
 
 __all__ = [

@@ -6,7 +6,8 @@
   (1) and the slot grid, every replica is placed (2), and at every slot no server hosts more
   than g GPUs of running jobs (3); a job holds its GPUs for :func:`busy_slots` whole slots from
   its start. Its objective is sum_i (t_i + n_i alpha_i) in seconds, alpha_i of the placement
-  actually used;
+  actually used and t_i counted from the first slot's number (1 in the paper's [T], so a job
+  started in the first slot has t_i = slot_s; 0 when the instance says ``slots="from-0"``);
 - a :class:`~dlsched.models.ddlwmp.solution.PooledSchedule` (the pooled cluster) is feasible
   when starts respect releases and the slot grid and at every slot the running jobs hold at
   most the G GPUs of the one pool, each job for the busy slots of n_i alpha~_i^min (Heavy-Edge
@@ -163,11 +164,14 @@ def _start_slot(instance: DdlwmpInstance, job: Job, t: float) -> int:
 def _evaluation(
     instance: DdlwmpInstance, starts: tuple[float, ...], alphas: list[float]
 ) -> ScheduleEvaluation:
+    """Completion times t_i + n_i alpha_i, t_i counted from the first slot's number
+    (:attr:`~dlsched.models.ddlwmp.instance.Cluster.first_slot_s`), and the flow times."""
+    first = instance.cluster.first_slot_s
     completions = [
-        t + run_seconds(j, a) for j, t, a in zip(instance.jobs, starts, alphas, strict=True)
+        t + first + run_seconds(j, a) for j, t, a in zip(instance.jobs, starts, alphas, strict=True)
     ]
     total = float(sum(completions))
-    flow = total - sum(j.release for j in instance.jobs)
+    flow = total - sum(j.release + first for j in instance.jobs)
     return ScheduleEvaluation(total, tuple(alphas), tuple(completions), max(completions), flow)
 
 

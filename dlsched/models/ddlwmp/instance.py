@@ -10,6 +10,10 @@ Units (every field of the JSON format):
   gigabits per second (the paper's 300 GB/s NVLink is 2400 Gbit/s);
 - ``cluster.slot_s`` is the length of one time slot in seconds (default 1): the system is
   time-slotted (Section III), so releases and start times are whole slots;
+- ``cluster.slots`` (optional) is how the slots are numbered: ``"from-1"`` (the default, the
+  paper's [T] = {1, ..., T}, footnote 1: a job released in the first slot has r_i = 1) or
+  ``"from-0"``; times in the file count from the beginning of the first slot, and the
+  objective (8) counts each t_i from the first slot's number (:attr:`Cluster.first_slot_s`);
 - ``cluster.occupied`` (optional) lists GPUs already busy per server: only the mapping methods
   (``mapping-exact``, ``heavy-edge``) read it;
 - ``jobs[].release`` r_i is in seconds (a multiple of the slot); ``iterations`` n_i and
@@ -57,7 +61,10 @@ LIMITS = {
 }
 #: the fields of an instance file (:mod:`.forms` reads them)
 FIELDS = ("family", "name", "description", "cluster", "jobs", "profiles", "trace")
-_CLUSTER = ("servers", "gpus_per_server", "inter_gbps", "intra_gbps", "slot_s", "occupied")
+_CLUSTER = ("servers", "gpus_per_server", "inter_gbps", "intra_gbps", "slot_s", "slots", "occupied")
+#: How the slots of [T] are numbered: from 1 as the paper does (footnote 1: "We use [X] to
+#: denote the set {1, 2, ..., X}"; r_i, t_i in [T]), or from 0 (docs/errata.md, E6 and V-11).
+SLOTS = ("from-1", "from-0")
 _JOB = (
     "name",
     "release",
@@ -101,10 +108,20 @@ class Cluster:
     intra_gbps: float
     slot_s: float = 1.0
     occupied: tuple[int, ...] = ()
+    slots: str = SLOTS[0]
 
     @property
     def total_gpus(self) -> int:
         return self.servers * self.gpus_per_server
+
+    @property
+    def first_slot_s(self) -> float:
+        """The time of the first slot in (8)'s sum_i (t_i + n_i alpha_i): its number (1 in the
+        paper's [T] = {1, ..., T}, 0 with ``slots="from-0"``) times the slot length. A job
+        starting ``x`` seconds after the beginning of the first slot has t_i = first_slot_s +
+        x; releases, starts and completions all move by it, so no schedule changes, only the
+        completion times counted (flow times C_i - r_i do not change either)."""
+        return self.slot_s if self.slots == "from-1" else 0.0
 
     def free(self) -> tuple[int, ...]:
         """Free GPUs per server for the mapping methods."""
@@ -238,7 +255,15 @@ def _cluster(r: Reader) -> Cluster:
         intra_gbps=r.number("intra_gbps", LIMITS["gbps"]),
         slot_s=r.number("slot_s", LIMITS["slot_s"], 1.0),
         occupied=occupied,
+        slots=_slots(r),
     )
+
+
+def _slots(r: Reader) -> str:
+    slots = r.string("slots", SLOTS[0])
+    if slots not in SLOTS:
+        raise r.fail("slots", slots, f"expected one of {', '.join(SLOTS)}")
+    return slots
 
 
 def validate(inst: DdlwmpInstance, source: str) -> None:
@@ -362,6 +387,8 @@ def ddlwmp_to_dict(inst: DdlwmpInstance) -> dict[str, Any]:
         "intra_gbps": c.intra_gbps,
         "slot_s": c.slot_s,
     }
+    if c.slots != SLOTS[0]:
+        cluster["slots"] = c.slots
     if c.occupied:
         cluster["occupied"] = list(c.occupied)
     out: dict[str, Any] = {"family": "ddlwmp", "name": inst.name}

@@ -8,8 +8,11 @@ with that usage; the exact route keeps one option per (job, usage):
     z[i, u, t] = 1  <=>  job i starts at slot t with usage u (its best placement),
 
 each job starts once, and per server m and slot tau the usage of the jobs running at tau is at
-most g (3). Start slots run from ceil(r_i / slot) to the horizon H of :func:`horizon`. The LP
-relaxation of the same model is the ``lp-bound``.
+most g (3). Start slots run from ceil(r_i / slot) to the horizon H of :func:`horizon` (slot
+t counted from the beginning of the first slot); in (8) a start in slot t is at time
+t slot + first_slot_s, the first slot's number in [T] times the slot length (the paper numbers
+them from 1; :attr:`~dlsched.models.ddlwmp.instance.Cluster.first_slot_s`). The LP relaxation of
+the same model is the ``lp-bound``.
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ def starts(
     completion leaves room for the others' earliest completions r_j + n_j alpha_j^min."""
     c, h = instance.cluster, horizon(instance, options)
     done = [
-        min(j.release + run_seconds(j, o.alpha) for o in opts)
+        min(j.release + c.first_slot_s + run_seconds(j, o.alpha) for o in opts)
         for j, opts in zip(instance.jobs, options, strict=True)
     ]
     out = []
@@ -94,7 +97,7 @@ def starts(
         for o, opt in enumerate(options[i]):
             run = run_seconds(job, opt.alpha)
             for t in range(instance.slot_of(job.release), h + 1):
-                if t * c.slot_s + run > room:
+                if t * c.slot_s + c.first_slot_s + run > room:
                     break
                 out.append((i, o, t))
     return out
@@ -109,7 +112,7 @@ def build_time_indexed(
     """The time-indexed MILP (or its LP relaxation with ``relax``) over :func:`starts`."""
     import pyomo.environ as pyo
 
-    c = instance.cluster
+    c, first = instance.cluster, instance.cluster.first_slot_s
     mdl = pyo.ConcreteModel(name=f"ddlwmp-{instance.name}")
     mdl.STARTS = pyo.Set(dimen=3, initialize=starts(instance, options, upper))
     mdl.z = pyo.Var(mdl.STARTS, domain=pyo.UnitInterval if relax else pyo.Binary)
@@ -118,7 +121,7 @@ def build_time_indexed(
     mdl.obj = pyo.Objective(
         expr=sum(
             mdl.z[i, o, t]
-            * (t * c.slot_s + run_seconds(instance.jobs[i], options[i][o].alpha))  # (8)
+            * (t * c.slot_s + first + run_seconds(instance.jobs[i], options[i][o].alpha))  # (8)
             for i, o, t in mdl.STARTS
         ),
         sense=pyo.minimize,

@@ -7,6 +7,13 @@ slot grid (releases are whole slots, busy times whole slots), so a policy that s
 at events starts them on the grid. A policy that must wake up with no event due (a virtual
 SRPT completion, the end of a delay) starts a timer: an activity that holds nothing.
 
+The engine's clock counts seconds from the beginning of the first slot, as the instance's
+releases do. How the slots are numbered (``cluster.slots``: from 1 as the paper's [T], or
+from 0) moves every release, start, A~_1 completion and slot boundary by the same
+``first_slot_s``, so no policy decides differently under either numbering: the schedule is the
+same, and the checker counts its completion times t_i + n_i alpha_i from the first slot's
+number (:attr:`~dlsched.models.ddlwmp.instance.Cluster.first_slot_s`).
+
 - ``a-srpt``: jobs enter ``pending_queue`` in the order they complete on the virtual single
   machine A~_1 (preemptive SRPT on sizes (g_i / G) n~_i alpha~_i^min); the head starts when g_i
   GPUs are free (strict order). Communication-heavy jobs (alpha^max / alpha~^min >=

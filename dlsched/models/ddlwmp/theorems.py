@@ -4,7 +4,11 @@ checked by ``dlsched verify``.
 - 001-thm1: A-SRPT's total completion time is at most Theorem 1's factor (a function of the
   instance: tau, rho, G, g^max, alpha^max / alpha^min and the mean prediction error) times the
   certified optimum of problem (8). Measured for ``a-srpt`` on predicted iterations (each
-  job's prediction drawn within +-50% of the truth) and ``a-srpt-perfect``.
+  job's prediction drawn within +-50% of the truth) and ``a-srpt-perfect``
+  (``001-thm1-perfect``), each under both numberings of the slots (sub-cases ``from-1``, the
+  paper's [T] = {1, ..., T}, and ``from-0``; docs/errata.md V-11): the same schedules, whose
+  completion times differ by one slot each, so the ratio differs where a slot is long beside
+  the jobs.
 
 :func:`sweep` runs both on the core's runner over instances whose predictions carry a chosen
 lognormal noise (eps_bar grows with it).
@@ -13,18 +17,19 @@ lognormal noise (eps_bar grows with it).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dlsched.models import MethodOptions
 from dlsched.models.ddlwmp.generate import generate
 from dlsched.models.ddlwmp.guarantees import theorem1
-from dlsched.models.ddlwmp.instance import DdlwmpInstance
+from dlsched.models.ddlwmp.instance import SLOTS, DdlwmpInstance
 from dlsched.solvers import SolveOptions
-from dlsched.verify.theorem import Paper, Theorem, drop_each
+from dlsched.verify.theorem import Measurement, Paper, Theorem, drop_each, ratio_measure
 
 PAPER = "seed 001: Luo, Liu, Lee, Shroff, Prediction-Assisted Online DDL Workload Scheduling"
 
@@ -57,6 +62,46 @@ def shrink(inst: DdlwmpInstance) -> Iterator[DdlwmpInstance]:
     return drop_each(inst, "jobs")
 
 
+def numbered(inst: DdlwmpInstance, slots: str) -> DdlwmpInstance:
+    """``inst`` with its slots numbered ``slots`` ("from-1": the paper's [T], or "from-0")."""
+    return dataclasses.replace(inst, cluster=dataclasses.replace(inst.cluster, slots=slots))
+
+
+def _under(
+    theorem: Theorem, inst: DdlwmpInstance, slots: str, options: MethodOptions
+) -> list[Measurement]:
+    """The theorem's rows with the slots numbered ``slots``, a sub-case named after it."""
+    rows = ratio_measure(theorem, numbered(inst, slots), options)
+    return [dataclasses.replace(m, case=slots, details={"slots": slots}) for m in rows]
+
+
+def slots_measure(
+    theorem: Theorem, inst: DdlwmpInstance, options: MethodOptions
+) -> list[Measurement]:
+    """Methods / certified optimum under each numbering of the slots (:data:`SLOTS`), the
+    paper's first; whatever numbering ``inst`` itself names."""
+    return [m for slots in SLOTS for m in _under(theorem, inst, slots, options)]
+
+
+def slots_replay(
+    theorem: Theorem, inst: DdlwmpInstance, case: str, details: Mapping[str, Any],
+    options: MethodOptions,
+) -> list[Measurement]:  # fmt: skip
+    """One numbering (a row's ``details["slots"]``) measured again."""
+    slots = str(details.get("slots", case))
+    if slots not in SLOTS:
+        raise ValueError(f"slots {slots!r}: expected one of {', '.join(SLOTS)}")
+    return _under(theorem, inst, slots, options)
+
+
+def slots_shrink(
+    inst: DdlwmpInstance, details: Mapping[str, Any]
+) -> Iterator[tuple[DdlwmpInstance, dict[str, Any]]]:
+    """A job removed, the numbering kept."""
+    for cand in shrink(inst):
+        yield cand, dict(details)
+
+
 SEED_001 = Paper(PAPER, "ddlwmp", small, {"jobs": 3, "gpus": 6}, shrink)
 STATEMENT = (
     "Theorem 1 (Total job completion time achieved by A-SRPT). Gamma_A is no larger than (2 + "
@@ -84,6 +129,9 @@ def _theorem1(perfect: bool) -> Theorem:
         guarantee=f"Theorem 1 (tau=1{reading})",
         bound=partial(_bound, perfect=perfect),
         assumptions=below_cluster,
+        measure=slots_measure,
+        replay=slots_replay,
+        shrink_case=slots_shrink,
     )
 
 
@@ -143,4 +191,14 @@ def sweep(
     return rows, sorted(set(saved))
 
 
-__all__ = ["THEOREMS", "noisy_predictions", "shrink", "small", "sweep"]
+__all__ = [
+    "THEOREMS",
+    "noisy_predictions",
+    "numbered",
+    "shrink",
+    "slots_measure",
+    "slots_replay",
+    "slots_shrink",
+    "small",
+    "sweep",
+]

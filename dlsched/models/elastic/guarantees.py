@@ -6,8 +6,9 @@ and shrinks every violation.
 - Theorems 1 and 6: Algorithms 4-7 (:mod:`.mincost`) solve problem (13) (PS) or (21)
   (Ring-AllReduce) optimally for fixed m', p', L and t^-. :func:`problem13_costs` sets one
   algorithm's cost beside the exact MILP of the same problem (:func:`build_problem13`, HiGHS)
-  and beside Algorithm 4 under the other reading of lines 15-19; :func:`oracle_costs` does the
-  same for the whole oracle of one job; :func:`reading` classifies a violation by them.
+  and beside Algorithm 4 without the g = N iteration of its lines 15-19 (the reading that
+  keeps a PS on the PS server); :func:`oracle_costs` does the same for the whole oracle of one
+  job; :func:`reading` classifies a violation by them.
 - Theorem 3: A_maxweight's total weight is within a factor 2 log lambda
   (:func:`theorem3_guarantee`) of the optimum of ILP (8)/(17) (:func:`max_weight_optimum`),
   under Section 5.1's assumptions (:func:`assumptions`).
@@ -55,8 +56,8 @@ def problem13_costs(
     inst: ElasticInstance, m: int, p: int, n: int, q: bool, win: np.ndarray, room: np.ndarray
 ) -> tuple[float, float | None, float | None]:
     """The algorithm's cost on problem (13)/(21) for fixed m', p', n workers and q (inf: it
-    finds nothing), the MILP's optimum (None: infeasible), and A_mincost1's cost under the other
-    reading of Algorithm 4, lines 15-19 (the largest g that keeps a PS on server n,
+    finds nothing), the MILP's optimum (None: infeasible), and A_mincost1's cost without the
+    g = N iteration of Algorithm 4, lines 15-19 (so that server n keeps a PS,
     :func:`.mincost.mincost1_fixed`; PS with q = 0 only, else None)."""
     from dlsched.models.elastic.problem13 import build_problem13  # Pyomo: when first measured
     from dlsched.solvers import Status, solve
@@ -66,7 +67,7 @@ def problem13_costs(
     exact = res.objective if res.status == Status.OPTIMAL else None
     other = None
     if inst.is_ps and not q:
-        other = mincost1_fixed(inst, m, p, n, win, room, keep_ps=True)[0]
+        other = mincost1_fixed(inst, m, p, n, win, room, skip_g_n=True)[0]
     return paper, exact, other
 
 
@@ -75,21 +76,21 @@ def oracle_costs(
 ) -> tuple[float, float, float | None]:
     """Theorem 1/6 for the whole oracle of job ``j``: the cheaper of Algorithms 4 and 5 (6 and
     7) over every (m', p', L, t^-) as written (:func:`.mincost.paper_mincost`), the exact
-    minimum of (12)/(20) (:mod:`.pricing`), and Algorithm 4 under the other reading of lines
-    15-19 (PS only, else None)."""
+    minimum of (12)/(20) (:mod:`.pricing`), and the same with Algorithm 4 without the g = N
+    iteration of its lines 15-19 (PS only, else None)."""
     from dlsched.models.elastic.mincost import paper_mincost
     from dlsched.models.elastic.pricing import Pricer, price_job
 
     paper = paper_mincost(inst, j, prices, free, window).cost
     exact = price_job(Pricer(inst, prices, free, window), j, weight=0.0).cost
-    other = paper_mincost(inst, j, prices, free, window, keep_ps=True).cost if inst.is_ps else None
+    other = paper_mincost(inst, j, prices, free, window, skip_g_n=True).cost if inst.is_ps else None
     return paper, exact, other
 
 
 def reading(other: float | None, exact: float) -> str:
-    """A violation of Theorem 1/6 by its kind: "reading" when the other reading of Algorithm
-    4, lines 15-19 reaches the optimum ``exact``, "both" when it misses it too (a
-    counterexample whichever way the lines are read)."""
+    """A violation of Theorem 1/6 by its kind: "reading" when Algorithm 4 without the g = N
+    iteration of its lines 15-19 (``other``) reaches the optimum ``exact``, "both" when it
+    misses it too (a counterexample whichever way the lines are read)."""
     tol = SLACK * max(1.0, abs(exact))
     return "reading" if other is not None and other <= exact + tol else "both"
 

@@ -42,14 +42,16 @@ def mincost1_fixed(
     n_workers: int,
     win: np.ndarray,
     room: np.ndarray,
-    keep_ps: bool = False,
+    skip_g_n: bool = False,
 ) -> Placement:
     """Algorithm 4, lines 8-29: workers from the cheapest server on; at each candidate PS
     server n the largest g <= y^ whose PSs cover the other N - g workers (2i).
 
-    As written, g = N passes line 16 with s = ceil(0) = 0, and line 25 then rejects server n
-    (docs/errata.md). ``keep_ps`` is the other reading of lines 15-19: the largest g < N, so
-    that server n keeps a PS (13e); used only to classify Theorem 1's counterexamples."""
+    As written, the iteration g = N of lines 15-19 (server n the cheapest with room for all N
+    workers) passes line 16 with s = ceil(0) = 0 PSs, and line 25 then rejects server n
+    (docs/errata.md, seed 003, "Algorithms 4-7"). ``skip_g_n`` is the reading without that
+    iteration: the largest g < N wins, so server n keeps a PS (13e); it classifies Theorem 1's
+    violations (:func:`~dlsched.models.elastic.guarantees.reading`)."""
     e = np.array(inst.worker_types[m].demand)
     z = np.array(inst.ps_types[p].demand)
     b, big_b = inst.worker_types[m].bandwidth, inst.ps_types[p].bandwidth
@@ -64,7 +66,7 @@ def mincost1_fixed(
             y_hat = min(_fit(room[k], e), left)
             y[k] = y_hat
             if k == n:
-                top = min(y_hat, n_workers - 1) if keep_ps else y_hat
+                top = min(y_hat, n_workers - 1) if skip_g_n else y_hat  # g <= y^ <= N
                 for g in range(top + 1):  # lines 15-21
                     s_hat = _fit(room[n] - g * e, z)
                     if s_hat * big_b >= (n_workers - g) * b:
@@ -160,14 +162,14 @@ def fixed_mincost(
     q: bool,
     win: np.ndarray,
     room: np.ndarray,
-    keep_ps: bool = False,
+    skip_g_n: bool = False,
 ) -> Placement:
     """The algorithm of the scenario (PS or Ring-AllReduce, colocated or not) for fixed m', p',
     n workers and q: A_mincost2, A_mincost1, A_RAmincost1 or A_RAmincost2."""
     if inst.is_ps and q:
         return mincost2_fixed(inst, m, p, n, win, room)
     if inst.is_ps:
-        return mincost1_fixed(inst, m, p, n, win, room, keep_ps)
+        return mincost1_fixed(inst, m, p, n, win, room, skip_g_n)
     return (ramincost1_fixed if q else ramincost2_fixed)(inst, m, n, win, room)
 
 
@@ -177,12 +179,13 @@ def paper_mincost(
     prices: np.ndarray,
     free: np.ndarray,
     window: tuple[int, int],
-    keep_ps: bool = False,
+    skip_g_n: bool = False,
     only_q: bool | None = None,
 ) -> Priced:
     """The cheaper of the two algorithms of the architecture over every (m', p', L, t^-) with
     arrival and window respected; the first minimum found is kept (strict improvement).
-    ``keep_ps``: Algorithm 4 under the other reading of its lines 15-19 (:func:`mincost1_fixed`);
+    ``skip_g_n``: Algorithm 4 without the g = N iteration of its lines 15-19
+    (:func:`mincost1_fixed`);
     ``only_q``: only the algorithm of that colocation (:data:`ALGORITHMS`)."""
     best = Priced(math.inf, None, 0)
     lo = max(window[0], inst.jobs[j].arrival)
@@ -190,7 +193,7 @@ def paper_mincost(
         d = duration(inst, j, m, p if inst.is_ps else None, n, q)
         for t in range(lo, window[1] - d + 1):
             win, room = _window(prices, free, t, d)
-            cost, y, s = fixed_mincost(inst, m, p, n, q, win, room, keep_ps)
+            cost, y, s = fixed_mincost(inst, m, p, n, q, win, room, skip_g_n)
             if cost < best.cost:
                 u = np.outer(np.array(y, dtype=float), np.array(inst.worker_types[m].demand))
                 if inst.is_ps:

@@ -115,8 +115,8 @@ def _over(paper: float, exact: float | None) -> float | None:
 
 
 def _row(inst: ElasticInstance, method: str, costs: tuple, case: str, details: dict) -> Measurement:
-    """A case's measurement from (algorithm, optimum, other reading); a violation names its kind
-    (:func:`~dlsched.models.elastic.guarantees.reading`)."""
+    """A case's measurement from (algorithm, optimum, Algorithm 4 without its g = N
+    iteration); a violation names its kind (:func:`~dlsched.models.elastic.guarantees.reading`)."""
     paper, exact, other = costs
     ratio, note = _over(paper, exact), ""
     if exact is None and math.isfinite(paper):  # e.g. one server where q = 0 is demanded
@@ -126,7 +126,7 @@ def _row(inst: ElasticInstance, method: str, costs: tuple, case: str, details: d
     elif ratio is not None and not within(ratio, 1.0):
         kind = reading(other, exact)
         details = {**details, "other_reading": other, "kind": kind}
-        note = f"kind {kind}: the other reading of Algorithm 4, lines 15-19 costs {other}"
+        note = f"kind {kind}: Algorithm 4 without its g = N iteration costs {other}"
     known = exact is not None and math.isfinite(exact)
     return Measurement(
         method, paper, exact, "optimum" if known else "none", ratio, 1.0, case=case, note=note,

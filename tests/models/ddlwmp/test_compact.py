@@ -202,11 +202,12 @@ def test_pooled_schedules_are_checked_against_the_pool() -> None:
     jobs = (_one_job_stage(3, 5000, "a"), _one_job_stage(1, 5000, "b"))
     inst = DdlwmpInstance("pool", cluster, jobs)
     ev = check_schedule(inst, pooled((0.0, 0.0)))
-    assert ev.completions == (10.0, 10.0) and ev.objective == 20.0 and ev.flow_time == 20.0
+    # completions count the first slot (1 s) as the paper's [T] = {1, ..., T}; flow times do not
+    assert ev.completions == (11.0, 11.0) and ev.objective == 22.0 and ev.flow_time == 20.0
     big = DdlwmpInstance("pool", cluster, (_one_job_stage(3, 5000, "a"), _one_job_stage(2, 1, "c")))
     with pytest.raises(InfeasibleSolutionError, match="5 > 4"):
         check_schedule(big, pooled((0.0, 9.0)))  # 3 + 2 GPUs in slot 9
-    assert check_schedule(big, pooled((0.0, 10.0))).objective == 10.0 + 10.002
+    assert check_schedule(big, pooled((0.0, 10.0))).objective == pytest.approx(11.0 + 11.002)
     with pytest.raises(InfeasibleSolutionError, match="off the"):
         check_schedule(inst, pooled((0.0, 0.5)))
 
@@ -264,7 +265,7 @@ def test_alpha_floor_is_below_every_placement(model: str) -> None:
 @pytest.mark.parametrize("seed", range(2, 6))
 def test_flow_bound_is_below_the_optimum_and_every_policy(seed: int) -> None:
     inst = generate(6, 8, seed, gpus_per_server=4)
-    releases = math.fsum(j.release for j in inst.jobs)
+    releases = math.fsum(j.release + inst.cluster.first_slot_s for j in inst.jobs)  # in (8)
     bound = compute_flow_bound(inst).flow  # Lemma 1's or the interval LP's, the larger
     assert bound >= flow_time_bound(srpt_bound(inst), inst)
     exact = run_method(inst, "exact", MethodOptions(SolveOptions(time_limit=20.0)))

@@ -126,7 +126,13 @@ def test_checker_counts_busy_slots_and_completions() -> None:
     a = 45 + 160 / 2400
     run = 1000 * a / 1000  # 45.07 s -> 46 busy slots of 1 s
     ev = check_schedule(inst, Schedule((0.0, 46.0), (p, p)))
-    assert ev.objective == pytest.approx(run + 46 + run)
+    # the paper's [T] = {1, ..., T}: a start in the first slot is t_i = 1 (one slot of 1 s)
+    assert ev.objective == pytest.approx((1 + run) + (1 + 46 + run))
+    assert ev.completions == pytest.approx((1 + run, 1 + 46 + run))
+    assert ev.flow_time == pytest.approx(run + 46 + run)  # releases move with the numbering
+    from_0 = replace(inst, cluster=replace(inst.cluster, slots="from-0"))
+    ev0 = check_schedule(from_0, Schedule((0.0, 46.0), (p, p)))
+    assert ev0.objective == pytest.approx(run + 46 + run) and ev0.flow_time == ev.flow_time
     with pytest.raises(InfeasibleSolutionError, match="server 0 hosts 6"):
         check_schedule(inst, Schedule((0.0, 45.0), (p, p)))
 
@@ -279,7 +285,7 @@ def _ssgs_optimum(inst: DdlwmpInstance) -> float:
                 for m, r in p:
                     for tau in range(t, t + d):
                         load_[m, tau] = load_.get((m, tau), 0) + sum(r)
-                total += t * c.slot_s + run
+                total += (t + 1) * c.slot_s + run  # t_i numbered in [T] = {1, ..., T}
             best = min(best, total)
     return best
 
@@ -414,8 +420,16 @@ def test_theorem1_rows_against_the_certified_optimum() -> None:
     from dlsched.verify.check import check
 
     inst = noisy_predictions(generate(4, 8, 3, gpus_per_server=4), 0.5, np.random.default_rng(1))
-    rows = {r["method"]: r for r in check("001-thm1", inst)}
-    row = rows["a-srpt"]
+    rows = {(r["method"], r["case"]): r for r in check("001-thm1", inst)}
+    assert set(rows) == {(m, c) for m in ("exact", "a-srpt") for c in ("from-1", "from-0")}
+    # slots from 0: the same schedules, each completion one slot (10 s) earlier
+    early = rows["a-srpt", "from-0"]
+    assert early["details"] == {"slots": "from-0"} and early["bound"] == theorem1(inst).bound
+    row = rows["a-srpt", "from-1"]  # the paper's [T] = {1, ..., T}, the instance's default
+    shift = inst.num_jobs * inst.cluster.slot_s
+    assert early["value"] == pytest.approx(row["value"] - shift)
+    assert early["reference"] == pytest.approx(row["reference"] - shift)
+    assert early["ratio"] >= row["ratio"] - 1e-9
     opt = run_method(inst, "exact")
     assert row["reference_kind"] == "optimum" and row["reference"] == pytest.approx(opt.objective)
     assert row["value"] == run_method(inst, "a-srpt").objective
@@ -456,9 +470,9 @@ def test_theorem1_sweep_saves_every_violation(tmp_path: Path) -> None:
         got, files = sample(half, 1, 7, generate=draw, directory=tmp_path)
         rows += [r for r in got if r["method"] in t.methods]
         saved += files
-    assert [r["holds"] for r in rows] == [False, False]
+    assert [r["holds"] for r in rows] == [False] * 4  # two theorems, two numberings each
     assert sorted(p.name for p in saved) == sorted(
-        f"{r['theorem']}-{r['instance_hash']}-{r['method']}.json" for r in rows
+        f"{r['theorem']}-{r['instance_hash']}-{r['method']}-{r['case']}.json" for r in rows
     )
     inst, record = load_counterexample(saved[0])
     assert record["ratio"] > 0.5 and record["bound"] == 0.5 and inst.num_jobs == 3
@@ -555,3 +569,30 @@ def test_group_draws_equal_per_job_choice() -> None:
         a, b = np.random.default_rng(seed), np.random.default_rng(seed)
         assert _draw(a, p, 300) == [int(b.choice(len(p), p=p)) for _ in range(300)]
         assert a.random() == b.random()  # the stream continues from the same point
+
+
+@pytest.mark.parametrize(
+    ("name", "from_0", "from_1"),
+    [
+        ("ddlwmp/theorem1-slot-one-job", 6.3915, 1.8435),
+        ("ddlwmp/theorem1-slot-counterexample", 9.1971, 1.8913),
+    ],
+)
+def test_theorem1_fails_by_the_slot_wait_only_with_slots_from_0(name, from_0, from_1) -> None:
+    """The bundled counterexamples of docs/errata.md V-11 (slots numbered from 0): A-SRPT
+    starts every job one slot late, above Theorem 1's 4.2; with the paper's numbering from 1
+    the same schedules keep the bound (001-thm1-perfect measures both)."""
+    from dlsched.instances import load
+    from dlsched.verify.check import check
+
+    inst = load(name)
+    assert inst.cluster.slots == "from-0"
+    rows = {r["case"]: r for r in check("001-thm1-perfect", inst) if r["method"] != "exact"}
+    early, paper = rows["from-0"], rows["from-1"]
+    assert early["bound"] == paper["bound"] == pytest.approx(4.2)
+    assert early["reference_kind"] == paper["reference_kind"] == "optimum"
+    assert early["ratio"] == pytest.approx(from_0, abs=1e-4) and early["holds"] is False
+    assert paper["ratio"] == pytest.approx(from_1, abs=1e-4) and paper["holds"] is True
+    shift = inst.num_jobs * inst.cluster.slot_s  # one slot per job: the same schedules
+    assert paper["value"] - early["value"] == pytest.approx(shift)
+    assert paper["reference"] - early["reference"] == pytest.approx(shift)

@@ -167,13 +167,15 @@ def test_theorem1_violations_by_reading_of_algorithm_4() -> None:
 def test_every_saved_counterexample_still_violates_theorem_1() -> None:
     """The files the benchmark saved in data/violations reproduce their rows."""
     files = sorted(COUNTEREXAMPLES.glob("counterexample-theorem1-*.json"))
-    assert len(files) == 3
+    assert len(files) == 4
     for path in files:
         _, saved = load_counterexample(path)
         again = recheck(path)
         assert saved["holds"] is False and again["holds"] is False, path.name
         assert again["method"] == ("A_mincost" if "oracle" in path.name else "A_mincost1")
-        assert again["value"] == pytest.approx(saved["value"]), path.name
+        assert again["ratio_infinite"] is saved["ratio_infinite"], path.name  # no solution
+        if saved["value"] is not None:
+            assert again["value"] == pytest.approx(saved["value"]), path.name
         assert again["reference"] == pytest.approx(saved["reference"]), path.name
         assert again["details"]["kind"] == saved["details"]["kind"] == "reading", path.name
 

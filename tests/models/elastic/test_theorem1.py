@@ -113,3 +113,27 @@ def test_milp_of_13_equals_brute_force_and_keep_a_ps_is_exact_with_one_worker(ca
     assert paper >= brute - 1e-6 and other >= brute - 1e-6
     if n == 1:
         assert other == pytest.approx(brute, abs=1e-6)
+
+
+def test_the_searchs_no_solution_case_is_the_g_equals_n_iteration() -> None:
+    """The Algorithm 4 miss of benchmarks/RESULTS.md (the search's infinite ratio), bundled:
+    as written A_mincost1 finds no solution of (13) (ratio infinite); without the g = N
+    iteration of lines 15-19 it finds the MILP's optimum, 7.293 (docs/errata.md, seed 003)."""
+    from dlsched.models.elastic.mincost import mincost1_fixed
+    from dlsched.models.elastic.theorems import COUNTEREXAMPLES
+    from dlsched.verify.check import load_counterexample, recheck
+
+    path = COUNTEREXAMPLES / "counterexample-theorem1-search-no-solution.json"
+    inst, rec = load_counterexample(path)
+    row = recheck(path)
+    assert row["ratio_infinite"] and row["holds"] is False and row["method"] == "A_mincost1"
+    assert row["reference"] == pytest.approx(7.292977692770626)
+    assert row["details"]["kind"] == "reading"
+    d = rec["details"]
+    win, room = np.array(d["prices"]), np.array(d["free"])
+    written = mincost1_fixed(inst, d["m"], d["p"], d["n"], win, room)
+    assert math.isinf(written[0])
+    cost, y, s = mincost1_fixed(inst, d["m"], d["p"], d["n"], win, room, skip_g_n=True)
+    assert cost == pytest.approx(row["reference"]) and y == [1, 0] and s == [0, 5]
+    paper, exact, other = problem13_costs(inst, d["m"], d["p"], d["n"], d["q"], win, room)
+    assert math.isinf(paper) and other == pytest.approx(exact)
