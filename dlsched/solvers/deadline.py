@@ -101,9 +101,13 @@ Clock = Callable[[], float]
 @dataclass(frozen=True)
 class Deadline:
     """A method's time limit, started when the method starts: the one object a route receives,
-    asks (:meth:`left`, :meth:`passed`), splits into stage budgets (:meth:`stage`,
-    :meth:`share`) and hands to the solver (:meth:`solve_options`). No other module adds a
-    limit to a clock.
+    asks (:meth:`left`, :meth:`passed`), splits into stage budgets and hands to the solver
+    (:meth:`solve_options`). No other module adds a limit to a clock.
+
+    The budget-cutting operations are named by what they cut: :meth:`share_of_rest` (of what
+    is left now), :meth:`share_from_start` (of the whole limit, counted from its start),
+    :meth:`share_of_limit` (of the whole limit, counted from now, capped), :meth:`sooner`
+    (ending some seconds sooner) and :meth:`for_fork` (the budget of a forked child).
 
     ``limit`` is this budget's seconds (None: no limit) from ``start``; ``whole`` is the
     method's whole limit, which a stage keeps (the grace of a forked child is a share of it);
@@ -148,7 +152,7 @@ class Deadline:
         left = self.left()
         return left is not None and self.limit is not None and left <= share * self.limit
 
-    def stage(self, share: float) -> Deadline:
+    def share_of_rest(self, share: float) -> Deadline:
         """A stage's budget: ``share`` of what is left now (all of it at 1; never past this
         deadline)."""
         left = self.left()
@@ -156,14 +160,14 @@ class Deadline:
             None if left is None else share * left, self.clock(), self.whole, self.clock
         )
 
-    def share(self, share: float) -> Deadline:
+    def share_from_start(self, share: float) -> Deadline:
         """The budget that ends ``share`` of this budget's limit after its start (a stage
         planned from the start, e.g. "the hint may use the first 30 %")."""
         if self.limit is None:
             return self
         return Deadline(share * self.limit, self.start, self.whole, self.clock)
 
-    def portion(self, share: float, cap: float | None = None) -> Deadline:
+    def share_of_limit(self, share: float, cap: float | None = None) -> Deadline:
         """A stage's budget of ``share`` of this budget's limit (at most ``cap`` seconds) from
         now, never past this deadline (a stage sized from the whole budget, wherever it
         starts); without a limit, ``cap`` seconds (None: none)."""

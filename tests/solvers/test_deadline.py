@@ -51,7 +51,7 @@ def test_without_a_limit_nothing_passes_and_nothing_is_left_to_count():
     assert d.unlimited and d.left() is None and not d.passed()
     assert d.seconds() is None and d.seconds(cap=7.0) == 7.0
     assert not d.almost_passed(0.5)
-    assert d.stage(0.5).limit is None and d.share(0.5) is d and d.for_fork() is d
+    assert d.share_of_rest(0.5).limit is None and d.share_from_start(0.5) is d and d.for_fork() is d
     assert NEVER.left() is None and not NEVER.passed()
 
 
@@ -85,18 +85,18 @@ def test_the_deadline_module_does_not_import_the_highs_backend():
 def test_a_stage_is_a_share_of_what_is_left_now_and_keeps_the_whole_limit():
     d, clock = started(10.0)
     clock.advance(2.0)
-    stage = d.stage(0.5)  # half of the 8 s left, from now
+    stage = d.share_of_rest(0.5)  # half of the 8 s left, from now
     assert (stage.limit, stage.left(), stage.whole) == (4.0, 4.0, 10.0)
     clock.advance(4.0)
     assert stage.passed() and not d.passed()
     assert stage.grace() == d.grace() == grace(10.0)  # the grace of the whole limit
-    assert d.stage(1.0).left() == d.left() == 4.0  # all of it: never past the deadline
+    assert d.share_of_rest(1.0).left() == d.left() == 4.0  # all of it: never past the deadline
 
 
 def test_a_share_is_planned_from_the_start():
     d, clock = started(10.0)
     clock.advance(2.0)
-    first = d.share(0.3)  # the first 30 % of the limit, whenever it is asked
+    first = d.share_from_start(0.3)  # the first 30 % of the limit, whenever it is asked
     assert (first.limit, first.start, first.left()) == (3.0, 0.0, 1.0)
     clock.advance(1.0)
     assert first.passed() and not d.passed()

@@ -90,8 +90,10 @@ def run_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
     from dlsched.models.ddlwmp.bounds import srpt_bound
 
     deadline = opts.deadline
-    upper, policy, online = best_online_schedule(instance, deadline.share(ONLINE_SHARE))
-    lemma1 = srpt_bound(instance, deadline=deadline.share(ONLINE_SHARE + SRPT_SHARE)).bound
+    upper, policy, online = best_online_schedule(instance, deadline.share_from_start(ONLINE_SHARE))
+    lemma1 = srpt_bound(
+        instance, deadline=deadline.share_from_start(ONLINE_SHARE + SRPT_SHARE)
+    ).bound
     child = deadline.for_fork()
     got = child.run(_time_indexed, instance, child, opts.solve, False, upper)
     res, solution, info = got if got is not None else (None, None, {})

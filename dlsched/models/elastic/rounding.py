@@ -213,7 +213,7 @@ def _rounding(name: str, picker: Picker) -> Callable[[ElasticInstance, MethodOpt
 
     def run(instance: ElasticInstance, options: MethodOptions) -> Outcome:
         deadline = options.deadline
-        lp_budget = deadline.share(LP_SHARE)
+        lp_budget = deadline.share_from_start(LP_SHARE)
         cg = solve_lp(instance, options.solve, lp_budget, lp_iterations(options))
         info = _lp_details(cg)
         if cg.master is None:

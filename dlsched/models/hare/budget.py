@@ -1,8 +1,9 @@
 """How the hare routes spend their time limit: every stage budget in one place.
 
 A route receives the method's :class:`~dlsched.solvers.deadline.Deadline` and splits it with the
-shares below (``deadline.share(s)``: the first s of the whole limit; ``deadline.stage(s)``: s of
-what is left; ``deadline.portion(s, cap)``: s of the whole limit from now, at most cap seconds;
+shares below (``deadline.share_from_start(s)``: the first s of the whole limit;
+``deadline.share_of_rest(s)``: s of what is left; ``deadline.share_of_limit(s, cap)``: s of the
+whole limit from now, at most cap seconds;
 ``deadline.sooner(seconds)``: ending that much sooner), never with clock arithmetic of its
 own. Order of a general exact run: the hint's baselines (HINT_SHARE), then on small instances
 the branch and bound (BRANCH_SHARE_*, after a warm start above BRANCH_SMALL_TASKS tasks), then

@@ -489,7 +489,7 @@ def lagrangian_ascent(
         for _, jobs in found:
             cover[jobs] += 1
         if trace.rounds % ASCENT_REPAIR == 0:
-            repair = deadline.portion(REPAIR_SHARE)
+            repair = deadline.share_of_limit(REPAIR_SHARE)
             upper = incumbent(descend(data, assignment_from_sets(data, found), repair))
         stale = 0 if trace.pi is pi else stale + 1
         if stale >= ASCENT_STALL:

@@ -50,10 +50,12 @@ def solve_cpsat_native(
     """The LP-bound and CP-SAT stages within ``deadline`` (the LP bound with
     :data:`LP_SHARE` of it, if ``config.lp_bound``): the best schedule, its objective and what
     was proved. ``prior``: bounds proved by earlier stages, stated in the model."""
-    deadline = deadline.stage(1.0)  # all that is left, from now
+    deadline = deadline.share_of_rest(1.0)  # all that is left, from now
     prior = prior or PriorBounds()
     if config.lp_bound:
-        prior = lp_bound_stage(instance, settings, deadline.stage(LP_SHARE), hint, prior, config)
+        prior = lp_bound_stage(
+            instance, settings, deadline.share_of_rest(LP_SHARE), hint, prior, config
+        )
     return cpsat_stage(instance, settings, deadline, hint, prior, config)
 
 
@@ -134,7 +136,7 @@ def cpsat_stage(
             upper=upper,
             lower=prior.lower,
             partial=prior.partial,
-            deadline=deadline.stage(BUILD_SHARE),
+            deadline=deadline.share_of_rest(BUILD_SHARE),
         )
     except BuildTimeUp:  # no time to build the model and run it: the hint, as if CP-SAT ran dry
         proof = _proof(instance, d, None, prior.lower, near_limit=True)

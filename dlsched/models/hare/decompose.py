@@ -189,7 +189,7 @@ def subset_bound(
             break
         share = 1.0 if left is None else segment_share(left, len(spans) - idx, j - i > 1)
         solved[(i, j)] = _solve_segment(
-            instance, blocks, (i, j), solved, settings, deadline.stage(share)
+            instance, blocks, (i, j), solved, settings, deadline.share_of_rest(share)
         )
     parts = best_partition(k, {span: seg.bound for span, (seg, _) in solved.items()})
     if parts is None:  # some single block was not reached within the time limit

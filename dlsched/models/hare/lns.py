@@ -91,14 +91,14 @@ def reoptimize(
     CP-SAT runs for ``step_seconds`` (None: no cap), and not past ``deadline``."""
     schedule = canonical(instance, schedule, [])  # the model orders the tasks of a round
     upper = scaled_objective(d, instance, schedule)
-    built = build_cpsat(instance, d, upper=upper, deadline=deadline.stage(BUILD_SHARE))
+    built = build_cpsat(instance, d, upper=upper, deadline=deadline.share_of_rest(BUILD_SHARE))
     add_hint(built, instance, schedule)
     rep = {m: r for r, cls in built.pools.items() for m in cls}
     for e in schedule.entries:
         if e.job not in free:
             built.model.add(built.start[e.task] == round(e.start * d.time_scale))
             built.model.add(built.present[(e.task, rep.get(e.gpu, e.gpu))] == 1)
-    step = deadline.portion(1.0, cap=step_seconds)  # what is left, at most step_seconds
+    step = deadline.share_of_limit(1.0, cap=step_seconds)  # what is left, at most step_seconds
     run = run_cpsat(built.model, step.solve_options(settings), label=f"lns on {instance.name}")
     proven = run.proven_optimal or run.infeasible
     if not run.has_solution:

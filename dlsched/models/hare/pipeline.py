@@ -143,18 +143,21 @@ class ExactState:
 
 @dataclass(frozen=True)
 class Split:
-    """A stage's budget from the route's deadline: ``deadline.stage(share)`` (of what is left
-    now), ``.share(share)`` (of the limit, from the stages' start) or ``.portion(share, cap)``
-    (of the limit, from now)."""
+    """A stage's budget from the route's deadline, named by the :class:`Deadline` operation
+    that cuts it: ``share_of_rest`` (of what is left now), ``share_from_start`` (of the limit,
+    counted from the stages' start) or ``share_of_limit`` (of the limit, from now, at most
+    ``cap`` seconds)."""
 
     kind: str
     share: float
     cap: float | None = None
 
     def of(self, deadline: Deadline) -> Deadline:
-        if self.kind == "portion":
-            return deadline.portion(self.share, cap=self.cap)
-        return deadline.share(self.share) if self.kind == "share" else deadline.stage(self.share)
+        if self.kind == "share_of_limit":
+            return deadline.share_of_limit(self.share, cap=self.cap)
+        if self.kind == "share_from_start":
+            return deadline.share_from_start(self.share)
+        return deadline.share_of_rest(self.share)
 
 
 @dataclass(frozen=True)
@@ -191,11 +194,11 @@ def solve_exact(
     route = exact_route(instance, settings, deadline, strategy, subsets, subset_options, config)
     info = {"strategy": route.strategy.reason, "num_workers_chosen": route.strategy.workers}
     state = ExactState(hint, PriorBounds(info={"subset_bound": None}), info)
-    deadline = deadline.stage(1.0)  # all that is left, from now
+    deadline = deadline.share_of_rest(1.0)  # all that is left, from now
     plan = deadline
     for stage in STAGES:
         if stage.opens:
-            plan = deadline.stage(1.0)  # the shares from here on are of what is left now
+            plan = deadline.share_of_rest(1.0)  # the shares from here on are of what is left now
         if state.result is None and stage.when(route, state):
             note(stage.name)
             state = stage.run(route, state, stage.split.of(plan))
@@ -234,10 +237,10 @@ def branch_stage(route: ExactRoute, state: ExactState, budget: Deadline) -> Exac
     better of its schedule and the hint, until ``strategy.branch_share`` of ``budget`` (warm
     start included)."""
     instance, d, hint = route.instance, route.data, state.hint
-    search = budget.share(route.strategy.branch_share)
+    search = budget.share_from_start(route.strategy.branch_share)
     info: dict[str, Any] = {}
     if route.strategy.warm_start:
-        first = warm_start(route, hint, budget.portion(WARM_SHARE, cap=WARM_SECONDS))
+        first = warm_start(route, hint, budget.share_of_limit(WARM_SHARE, cap=WARM_SECONDS))
         info["warm_start_seconds"] = search.elapsed()
         if first.certified(instance.name, "exact").status == Status.OPTIMAL:
             info["returned_by"] = "cp-sat warm start"
@@ -333,35 +336,35 @@ def wide_gap(
 STAGES = (
     Stage(
         "branch and bound",
-        Split("stage", 1.0),  # strategy.branch_share of it, the warm start included
+        Split("share_of_rest", 1.0),  # strategy.branch_share of it, the warm start included
         True,
         lambda r, s: r.strategy.branch_share > 0,
         branch_stage,
     ),
     Stage(
         "bounds on job subsets",
-        Split("share", SUBSET_SHARE),
+        Split("share_from_start", SUBSET_SHARE),
         True,
         lambda r, s: r.decomposes,
         subset_stage,
     ),
     Stage(
         "time-indexed LP bound",
-        Split("stage", LP_SHARE),
+        Split("share_of_rest", LP_SHARE),
         False,
         lambda r, s: r.config.lp_bound,
         lp_stage,
     ),
     Stage(
         "neighbourhood search",
-        Split("portion", LNS_SHARE),
+        Split("share_of_limit", LNS_SHARE),
         False,
         lambda r, s: (
             r.decomposes and not r.unlimited and wide_gap(r.data, r.instance, s.hint, s.prior)
         ),
         lns_stage,
     ),
-    Stage("CP-SAT", Split("stage", 1.0), False, lambda r, s: True, final_stage),
+    Stage("CP-SAT", Split("share_of_rest", 1.0), False, lambda r, s: True, final_stage),
 )
 
 

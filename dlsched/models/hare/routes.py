@@ -68,7 +68,9 @@ def run_exact_cpsat(
     deadline = options.deadline
     scale_data(instance)  # refuses data the integer model cannot hold, before any work
     hint = (
-        best_hint(instance, deadline.share(HINT_SHARE))[1] if options.param("hint", True) else None
+        best_hint(instance, deadline.share_from_start(HINT_SHARE))[1]
+        if options.param("hint", True)
+        else None
     )
     # stage switches of the pipeline, on by default (booleans: checked by run_method)
     config = CpsatConfig(pooled=options.param("pooled", True), lp_bound=options.param("lp", True))

@@ -317,7 +317,7 @@ def solve_single_task(
     scaled = scale_data(instance)
     note("local search")
     ls, ls_cost, visits = iterated_local_search(
-        data, None, deadline.portion(LS_SHARE, cap=LS_SECONDS), settings.seed
+        data, None, deadline.share_of_limit(LS_SHARE, cap=LS_SECONDS), settings.seed
     )
     best = _Best(ls, ls_cost, "local search")
     info: dict[str, Any] = {
@@ -370,7 +370,9 @@ def _last_stage(
     if stage3 not in ("time-indexed", "pairs"):
         best.offer(
             data,
-            iterated_local_search(data, best.assign, deadline.share(LS_END), settings.seed + 1)[0],
+            iterated_local_search(
+                data, best.assign, deadline.share_from_start(LS_END), settings.seed + 1
+            )[0],
             "local search (second run)",
         )
         return None
@@ -423,12 +425,12 @@ def _colgen_stage(
     cg = column_generation(
         data,
         best.assign,
-        deadline.share(LS_SHARE + CG_SHARE),
+        deadline.share_from_start(LS_SHARE + CG_SHARE),
         upper=best.cost,
         threads=settings.threads,
         lp_extra={"presolve": "off"},
         incumbent=incumbent if large else None,
-        ascent=deadline.share(ASCENT_END) if large else None,
+        ascent=deadline.share_from_start(ASCENT_END) if large else None,
     )
     info.update(
         {
@@ -445,12 +447,12 @@ def _colgen_stage(
     )
     if cg.bound is not None and cg.bound >= best.cost:
         return cg.bound
-    master = deadline.portion(MASTER_SHARE, cap=MASTER_SECONDS)
+    master = deadline.share_of_limit(MASTER_SHARE, cap=MASTER_SECONDS)
     note("restricted master with integer columns, then local search")
     found = master_assignment(data, cg.columns, best.assign, master, settings.threads)
     best.offer(data, found, "restricted master (integer columns)")
     if found is not None and (cg.bound is None or cg.bound < best.cost):  # not yet proven
-        polish = deadline.portion(LS_SHARE, cap=LS_SECONDS)
+        polish = deadline.share_of_limit(LS_SHARE, cap=LS_SECONDS)
         best.offer(
             data,
             iterated_local_search(data, best.assign, polish, settings.seed + 2)[0],
@@ -464,7 +466,7 @@ def _colgen_stage(
         cg.pi,
         cg.exact_bound,
         best.cost,
-        deadline.share(ENUM_END),
+        deadline.share_from_start(ENUM_END),
         threads=settings.threads,
     )
     best.offer(data, enum.assign, "enumerated master (reduced-cost columns)")

@@ -101,12 +101,16 @@ def test_a_portion_is_a_share_of_the_limit_from_now_never_past_the_deadline():
     clock = FakeClock()
     d = Deadline.after(10.0, clock)
     clock.advance(4.0)
-    assert d.portion(0.45).limit == pytest.approx(4.5) and d.portion(0.45).start == 4.0
-    assert d.portion(0.45, cap=1.5).limit == 1.5
+    assert (
+        d.share_of_limit(0.45).limit == pytest.approx(4.5) and d.share_of_limit(0.45).start == 4.0
+    )
+    assert d.share_of_limit(0.45, cap=1.5).limit == 1.5
     clock.advance(4.0)  # 2 s left: a portion never ends past the deadline
-    assert d.portion(0.45).limit == pytest.approx(2.0)
+    assert d.share_of_limit(0.45).limit == pytest.approx(2.0)
     never = Deadline.never(clock)
-    assert never.portion(0.1).limit is None and never.portion(0.1, cap=5.0).limit == 5.0
+    assert (
+        never.share_of_limit(0.1).limit is None and never.share_of_limit(0.1, cap=5.0).limit == 5.0
+    )
 
 
 # --- the exact route's stage budgets --------------------------------------------------------
@@ -178,7 +182,7 @@ def test_the_search_never_runs_past_the_time_left(monkeypatch):
     clock = FakeClock()
     route = Deadline.after(10.0, clock)
     clock.advance(9.0)  # 1 s left; the search's share alone would be 4.5 s
-    search = route.portion(pipeline.LNS_SHARE)
+    search = route.share_of_limit(pipeline.LNS_SHARE)
     assert search.limit == pytest.approx(1.0)
     handed = record_time_limits(monkeypatch, lns)
     real = lns.reoptimize
@@ -256,7 +260,7 @@ def test_a_cpsat_model_not_built_in_its_share_is_not_run_and_the_hint_stands(mon
     clock = FakeClock(step=0.01)
     stage = Deadline.after(0.5, clock)
     with pytest.raises(BuildTimeUp):  # the build alone looks at the clock once per task
-        build_cpsat(inst, deadline=stage.stage(BUILD_SHARE))
+        build_cpsat(inst, deadline=stage.share_of_rest(BUILD_SHARE))
     no_lp = CpsatConfig(lp_bound=False)
     got = cpsat.solve_cpsat_native(inst, SolverSettings(), stage, hint, config=no_lp)
     assert handed == [] and got.schedule is hint

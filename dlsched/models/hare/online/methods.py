@@ -73,7 +73,7 @@ def _grouping(
         how = "exact" if instance.num_gpus <= EXACT_GROUPING_GPUS else "greedy"
     if how not in GROUPINGS:
         raise OptionError("grouping", how, f"expected {', '.join(GROUPINGS)}")
-    grouping = options.deadline.share(GROUPING_SHARE)  # the simulation follows it
+    grouping = options.deadline.share_from_start(GROUPING_SHARE)  # the simulation follows it
     solve = lp_grouping if how in ROUNDINGS else group_gpus
     res = solve(instance, options.param("groups"), how, options.solve, deadline=grouping)
     info = {
