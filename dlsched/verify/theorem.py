@@ -148,7 +148,8 @@ class Paper:
 def ratio_measure(theorem: Theorem, instance: Any, options: MethodOptions) -> list[Measurement]:
     """Each method's verified objective over the reference method's certified optimum (or its
     certified lower bound), against the theorem's bound on the instance."""
-    ref = run_method(instance, theorem.reference, MethodOptions(solve=options.solve))
+    limit = MethodOptions(solve=options.solve, time_limit=options.time_limit)
+    ref = run_method(instance, theorem.reference, limit)
     value, kind = reference_of(ref)
     bound = theorem.bound(instance) if theorem.bound is not None else None
     rows = [Measurement(theorem.reference, ref.objective, value, kind, None, None,
