@@ -597,6 +597,8 @@ def search(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOp
         if pool is None:
             pool = stack.enter_context(Pool(options, search_modules(theorems)))
         pool.size()  # a cluster starts here, on the budget, before it is shared out
+        import cma  # noqa: F401 - the parent's, as :func:`hunt_pair` does, before that too
+
         for t in theorems:
             part = whole.stage(len(t.methods) / pairs)  # what the stages before left, shared
             pairs -= len(t.methods)
@@ -609,9 +611,15 @@ def search_theorem(theorem: Theorem, directory: Path, options: VerifyOptions,
                    search: SearchOptions, pool: Pool, part: Deadline,
                    ) -> list[dict[str, Any]]:  # fmt: skip
     """The rows of ``theorem``'s pairs, each stage within ``part`` (the theorem's part of the
-    budget): each pair's search :data:`SEARCH_SHARE` of its pair's part, one after another;
-    the shrinking at most :data:`SHRINK_SHARE` of ``part``; the sample what is left of it."""
+    budget): the sample's first instances (one per worker), then each pair's search
+    :data:`SEARCH_SHARE` of its pair's part, one after another; the shrinking at most
+    :data:`SHRINK_SHARE` of ``part``; the rest of the sample what is left of it."""
     k = len(theorem.methods)
+    # the sample's first instances first, as many as there are workers: each worker imports
+    # what the theorem's methods need (a first call's imports are no solver's time, and would
+    # run past a candidate's limit) before the searches' shares are given out
+    first = dataclasses.replace(options, count=pool.size(), shrink=0)
+    run_sample([theorem], directory, first, pool, part)
     with locked_log(directory / SEARCH_LOG) as fd:
         repair_tail(directory / SEARCH_LOG, fd)
         results = [hunt_pair(theorem, m, directory, options, search, pool, fd,
