@@ -7,12 +7,12 @@ lane's *leg* (its batches proposed and certified in the worker for about ``--tas
 the parent logging each leg as it returns and handing out the lane's next, the budget kept.
 
 **The budget** is the whole command's (:func:`search`): each theorem gets its pairs' part of
-what is left when it starts; each of its pairs' searches gets :data:`SEARCH_SHARE` of the
-pair's part (the family's exact worst cases first, at most :data:`EXACT_SHARE` of that), the
-shrinking at most :data:`SHRINK_SHARE` of the theorem's part, and the seeded sample what is
-left of it. Every solve is given at most what is left of its stage (and ``--time-limit``), no
-candidate is started once its stage has passed, and a worker's task counts the time it
-waited for a worker (:class:`~dlsched.verify.runner.Allowance`).
+what is left when it starts; its pairs' searches :data:`SEARCH_SHARE` of that part, shared
+equally (the family's exact worst cases first in each, at most :data:`EXACT_SHARE` of it), the
+shrinking at most :data:`SHRINK_SHARE`, and the seeded sample what is left. Every solve is
+given at most what is left of its stage (and ``--time-limit``), no candidate is started once
+its stage has passed, and a worker's task counts the time it waited for a worker
+(:class:`~dlsched.verify.runner.Allowance`).
 
 **Log and resume.** Each certified candidate is one line of ``DIR/search.jsonl`` (its lane,
 batch and slot, the point, the method's rows, the seconds spent), a leg's lines in one write,
@@ -152,11 +152,11 @@ def read_search_log(path: Path, run: str | None = None) -> list[dict[str, Any]]:
 LANES = 4
 
 
-#: Shares of the budget (the whole command's, :func:`search`). Each pair's search gets
-#: SEARCH_SHARE of the pair's part (its part: the budget over the pairs searched), of which the
-#: family's exact worst cases may take EXACT_SHARE first; the shrinking of a theorem's worst
-#: violations at most SHRINK_SHARE of the theorem's part; its seeded sample what is left of
-#: that part (at least the rest, and whatever the stages before it did not use).
+#: Shares of the budget (the whole command's, :func:`search`; a theorem's part of it is its
+#: pairs' share). A theorem's pairs' searches get SEARCH_SHARE of its part (each pair's, of
+#: which the family's exact worst cases may take EXACT_SHARE first); the shrinking of its worst
+#: violations at most SHRINK_SHARE; its seeded sample what is left of the part (at least the
+#: rest, and whatever the stages before it did not use).
 SEARCH_SHARE, EXACT_SHARE, SHRINK_SHARE = 0.6, 0.25, 0.1
 
 
@@ -611,20 +611,24 @@ def search_theorem(theorem: Theorem, directory: Path, options: VerifyOptions,
                    search: SearchOptions, pool: Pool, part: Deadline,
                    ) -> list[dict[str, Any]]:  # fmt: skip
     """The rows of ``theorem``'s pairs, each stage within ``part`` (the theorem's part of the
-    budget): the sample's first instances (one per worker), then each pair's search
-    :data:`SEARCH_SHARE` of its pair's part, one after another; the shrinking at most
-    :data:`SHRINK_SHARE` of ``part``; the rest of the sample what is left of it."""
+    budget): the sample's first instances (one per worker); then the pairs' searches, one
+    after another, :data:`SEARCH_SHARE` of ``part`` in all (each an equal share of what is
+    left of it when it starts, so that one running over takes from all the later ones); the
+    shrinking at most :data:`SHRINK_SHARE` of ``part``; the rest of the sample what is left of
+    it."""
     k = len(theorem.methods)
     # the sample's first instances first, as many as there are workers: each worker imports
     # what the theorem's methods need (a first call's imports are no solver's time, and would
     # run past a candidate's limit) before the searches' shares are given out
     first = dataclasses.replace(options, count=pool.size(), shrink=0)
     run_sample([theorem], directory, first, pool, part)
+    searches = part.portion(SEARCH_SHARE)  # the pairs' searches, one after another
+    results = []
     with locked_log(directory / SEARCH_LOG) as fd:
         repair_tail(directory / SEARCH_LOG, fd)
-        results = [hunt_pair(theorem, m, directory, options, search, pool, fd,
-                             part.portion(SEARCH_SHARE / k))  # fmt: skip
-                   for m in theorem.methods]  # fmt: skip
+        for n, m in enumerate(theorem.methods):  # each an equal share of what is left of them
+            pair = searches.stage(1 / (k - n))
+            results.append(hunt_pair(theorem, m, directory, options, search, pool, fd, pair))
     shrink_worst(results, directory, options, pool, part.portion(SHRINK_SHARE))
     needed = {r.method: r.record.solves for r in results}
     sampled = sample(theorem, needed, directory, options, pool, part)
