@@ -35,7 +35,7 @@ from dlsched.instances import from_dict, instance_hash, to_dict
 from dlsched.models import MethodOptions
 from dlsched.result import json_safe
 from dlsched.runner import Call, Pool, RunnerOptions, check_scheduler, progress_bar
-from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.base import SolveOptions, SolverSettings
 from dlsched.solvers.deadline import NEVER, Clock, Deadline
 from dlsched.verify.theorem import Measurement, Theorem, registry
 
@@ -192,17 +192,25 @@ def _candidates(
 
 
 def shrink(theorem: Theorem, inst: Any, method: str, solve: SolveOptions, budget: int = 60,
-           case: Case | None = None, deadline: Deadline = NEVER,
-           ) -> tuple[Any, dict[str, Any] | None, int]:  # fmt: skip
+           case: Case | None = None) -> tuple[Any, dict[str, Any] | None, int]:  # fmt: skip
     """Greedy shrinking: take the first smaller candidate (``theorem.shrink``; or, for a
     sub-case ``case`` of a theorem with ``replay``, ``theorem.shrink_case``, the case kept fixed
-    on the smaller instance) on which ``method`` still violates the theorem, until none does,
-    ``budget`` candidates were tried or ``deadline`` passed (each measure given at most what is
-    left of it, and ``solve``'s limit). Returns the smallest instance found, its violating row
+    on the smaller instance) on which ``method`` still violates the theorem, until none does or
+    ``budget`` candidates were tried. Returns the smallest instance found, its violating row
     and the candidates tried."""
+    return shrink_within(theorem, inst, method, solve.settings, solve.time_limit, NEVER, budget,
+                         case)  # fmt: skip
+
+
+def shrink_within(theorem: Theorem, inst: Any, method: str, settings: SolverSettings,
+                  time_limit: float | None, deadline: Deadline, budget: int = 60,
+                  case: Case | None = None) -> tuple[Any, dict[str, Any] | None, int]:  # fmt: skip
+    """:func:`shrink` until ``deadline`` too: each measure given ``settings`` and at most what
+    is left of it (and ``time_limit``); nothing started once it has passed."""
     if deadline.passed():  # not started: nothing shrunk
         return inst, None, 0
-    current, row = inst, violates(theorem, inst, method, _within(solve, deadline), case)
+    current, row = inst, violates(theorem, inst, method, _left(settings, time_limit, deadline),
+                                  case)  # fmt: skip
     tries = 0
     if row is None or not theorem.shrinkable:
         return current, row, tries
@@ -211,7 +219,8 @@ def shrink(theorem: Theorem, inst: Any, method: str, solve: SolveOptions, budget
         progress = False
         for cand, cand_case in _candidates(theorem, current, case):
             tries += 1
-            got = violates(theorem, cand, method, _within(solve, deadline), cand_case)
+            solve = _left(settings, time_limit, deadline)
+            got = violates(theorem, cand, method, solve, cand_case)
             if got is not None:
                 current, row, case, progress = cand, got, cand_case, True
                 break
@@ -220,9 +229,10 @@ def shrink(theorem: Theorem, inst: Any, method: str, solve: SolveOptions, budget
     return current, row, tries
 
 
-def _within(solve: SolveOptions, deadline: Deadline) -> SolveOptions:
-    """``solve`` with its limit cut to what is left of ``deadline`` (unchanged without one)."""
-    return solve.settings.limited(deadline.seconds(cap=solve.time_limit))
+def _left(settings: SolverSettings, time_limit: float | None, deadline: Deadline) -> SolveOptions:
+    """The options of one measure: ``settings`` and what is left of ``deadline``, at most
+    ``time_limit``."""
+    return settings.limited(deadline.seconds(cap=time_limit))
 
 
 def shrink_task(theorem: Theorem, data: dict[str, Any], method: str, solve: SolveOptions,
@@ -230,8 +240,9 @@ def shrink_task(theorem: Theorem, data: dict[str, Any], method: str, solve: Solv
                 ) -> tuple[dict[str, Any], dict[str, Any] | None, int]:  # fmt: skip
     """:func:`shrink` on an instance given as JSON data (a worker's task), until the deadline
     of ``allowance``."""
-    small, row, tries = shrink(theorem, from_dict(data), method, solve, budget, case,
-                               allowance.deadline())  # fmt: skip
+    deadline = allowance.deadline()
+    small, row, tries = shrink_within(theorem, from_dict(data), method, solve.settings,
+                                      solve.time_limit, deadline, budget, case)  # fmt: skip
     return to_dict(small), row, tries
 
 
@@ -451,6 +462,7 @@ __all__ = [
     "run",
     "shrink",
     "shrink_violations",
+    "shrink_within",
     "violates",
     "worker_modules",
 ]
