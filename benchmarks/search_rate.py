@@ -32,6 +32,7 @@ from dlsched.bounds import locked_log
 from dlsched.instances import from_dict
 from dlsched.runner import Pool
 from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.deadline import Deadline
 from dlsched.verify import registry
 from dlsched.verify.runner import LOG, Summary, VerifyOptions, _measure
 from dlsched.verify.runner import run as run_sample
@@ -59,7 +60,8 @@ def one_round(theorem_id: str, processes: int, budget: float, root: Path,
     with Pool(options, search_modules([t])) as pool:
         started = time.monotonic()
         with locked_log(d / SEARCH_LOG) as fd:
-            res = hunt_pair(t, t.methods[0], d, options, SearchOptions(budget), pool, fd)
+            res = hunt_pair(t, t.methods[0], d, options, SearchOptions(budget), pool, fd,
+                            Deadline.after(budget))  # fmt: skip
         search_rate = 60 * res.record.solves / (time.monotonic() - started)
         count = max(res.record.solves, 1)
         started = time.monotonic()

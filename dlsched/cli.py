@@ -391,7 +391,8 @@ def _add_verify(sub: Any) -> None:
         "--budget",
         type=_seconds("--budget", MAX_TIME_LIMIT),
         default=None,
-        help="seconds of search per (theorem, method) with --search (default 60)",
+        help="seconds of the whole --search (default 60): shared by its (theorem, method) "
+        "pairs, each pair's search, shrinking and sample",
     )
     v.add_argument(
         "-o", "--output", default=None, help="folder of the log, counterexamples, report"

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from dlsched.models import Method
     from dlsched.models.program import Program
     from dlsched.result import Outcome
+    from dlsched.solvers.deadline import Deadline
     from dlsched.verify.moves import Layout
     from dlsched.verify.theorem import Theorem
 
@@ -66,20 +67,18 @@ class WorstCases(Protocol):
     """A family's exact worst cases of a heuristic (its ``metaopt`` part, which
     ``dlsched verify --search`` seeds its first lane with): for the pair (``theorem``,
     ``method``), the sizes not yet in ``logged`` (the lines it yielded before, of this search
-    run), solved one by one while its share of the pair's ``budget`` lasts (``spent`` seconds
-    already spent on the pair, measured by ``clock``). Each line is yielded as its size ends
-    (the search logs it at once): ``"kind": "exact-worst"``, ``jobs``, ``ratio``, ``upper``
-    (proven), ``status``, ``seconds``, ``spent``, ``box`` (what it ranges over) and
-    ``instance`` (its raw dict, or None). A pair it has no model for yields nothing."""
+    run), solved one by one until ``deadline`` (the share of the pair's search the search gives
+    them; no solve runs past it). Each line is yielded as its size ends (the search logs it at
+    once, with the pair's seconds spent): ``"kind": "exact-worst"``, ``jobs``, ``ratio``,
+    ``upper`` (proven), ``status``, ``seconds``, ``box`` (what it ranges over) and ``instance``
+    (its raw dict, or None). A pair it has no model for yields nothing."""
 
     def __call__(
         self,
         theorem: str,
         method: str,
         logged: Sequence[Mapping[str, Any]],
-        budget: float,
-        spent: float = 0.0,
-        clock: Callable[[], float] = ...,
+        deadline: Deadline,
     ) -> Iterator[dict[str, Any]]: ...
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -34,7 +35,8 @@ from dlsched.instances import from_dict, instance_hash, to_dict
 from dlsched.models import MethodOptions
 from dlsched.result import json_safe
 from dlsched.runner import Call, Pool, RunnerOptions, check_scheduler, progress_bar
-from dlsched.solvers.base import SolveOptions
+from dlsched.solvers.base import SolveOptions, SolverSettings
+from dlsched.solvers.deadline import NEVER, Clock, Deadline
 from dlsched.verify.theorem import Measurement, Theorem, registry
 
 LOG = "verify.jsonl"
@@ -66,6 +68,35 @@ class Summary:
     rows: int = 0  # rows appended
     violations: list[dict[str, Any]] = field(default_factory=list)
     minimal: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """A deadline handed to a worker's task: the seconds ``left`` of it (None: no limit) when
+    the task was handed out, at ``handed`` on ``clock``. Where the task starts,
+    :meth:`deadline` counts the time it waited for a worker: a task queued behind another
+    ends when the deadline it was handed ends, not that long after it starts. ``clock`` must
+    read alike in every process of the pool (wall time, on a cluster of several hosts)."""
+
+    left: float | None
+    handed: float
+    clock: Clock = time.time
+
+    @classmethod
+    def of(cls, deadline: Deadline) -> Allowance:
+        """``deadline`` handed out now (it reads ``deadline.clock``)."""
+        return cls(deadline.left(), deadline.clock(), deadline.clock)
+
+    def deadline(self) -> Deadline:
+        """The deadline where the task starts: what was left, less the time it waited."""
+        if self.left is None:
+            return Deadline.never(self.clock)
+        waited = min(max(self.clock() - self.handed, 0.0), self.left)
+        return Deadline.after(self.left - waited, self.clock)
+
+
+#: No limit: the allowance of work handed out without a deadline.
+UNLIMITED = Allowance(None, 0.0)
 
 
 # --- one instance -----------------------------------------------------------------------------
@@ -172,29 +203,51 @@ def shrink(theorem: Theorem, inst: Any, method: str, solve: SolveOptions, budget
     on the smaller instance) on which ``method`` still violates the theorem, until none does or
     ``budget`` candidates were tried. Returns the smallest instance found, its violating row
     and the candidates tried."""
-    current, row = inst, violates(theorem, inst, method, solve, case)
+    return shrink_within(theorem, inst, method, solve.settings, solve.time_limit, NEVER, budget,
+                         case)  # fmt: skip
+
+
+def shrink_within(theorem: Theorem, inst: Any, method: str, settings: SolverSettings,
+                  time_limit: float | None, deadline: Deadline, budget: int = 60,
+                  case: Case | None = None) -> tuple[Any, dict[str, Any] | None, int]:  # fmt: skip
+    """:func:`shrink` until ``deadline`` too: each measure given ``settings`` and at most what
+    is left of it (and ``time_limit``); nothing started once it has passed."""
+    if deadline.passed():  # not started: nothing shrunk
+        return inst, None, 0
+    current, row = inst, violates(theorem, inst, method, _left(settings, time_limit, deadline),
+                                  case)  # fmt: skip
     tries = 0
     if row is None or not theorem.shrinkable:
         return current, row, tries
     progress = True
-    while progress and tries < budget:
+    while progress and tries < budget and not deadline.passed():
         progress = False
         for cand, cand_case in _candidates(theorem, current, case):
             tries += 1
+            solve = _left(settings, time_limit, deadline)
             got = violates(theorem, cand, method, solve, cand_case)
             if got is not None:
                 current, row, case, progress = cand, got, cand_case, True
                 break
-            if tries >= budget:
+            if tries >= budget or deadline.passed():
                 break
     return current, row, tries
 
 
+def _left(settings: SolverSettings, time_limit: float | None, deadline: Deadline) -> SolveOptions:
+    """The options of one measure: ``settings`` and what is left of ``deadline``, at most
+    ``time_limit``."""
+    return settings.limited(deadline.seconds(cap=time_limit))
+
+
 def shrink_task(theorem: Theorem, data: dict[str, Any], method: str, solve: SolveOptions,
-                budget: int, case: Case | None = None,
+                budget: int, case: Case | None = None, allowance: Allowance = UNLIMITED,
                 ) -> tuple[dict[str, Any], dict[str, Any] | None, int]:  # fmt: skip
-    """:func:`shrink` on an instance given as JSON data (a worker's task)."""
-    small, row, tries = shrink(theorem, from_dict(data), method, solve, budget, case)
+    """:func:`shrink` on an instance given as JSON data (a worker's task), until the deadline
+    of ``allowance``."""
+    deadline = allowance.deadline()
+    small, row, tries = shrink_within(theorem, from_dict(data), method, solve.settings,
+                                      solve.time_limit, deadline, budget, case)  # fmt: skip
     return to_dict(small), row, tries
 
 
@@ -287,10 +340,12 @@ def counterexample_stem(row: dict[str, Any]) -> str:
 
 
 def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptions,
-        pool: Pool | None = None) -> Summary:  # fmt: skip
+        pool: Pool | None = None, deadline: Deadline = NEVER) -> Summary:  # fmt: skip
     """Run (or resume) a verification into ``directory``: the log ``verify.jsonl``, violations
     and minimal counterexamples under ``counterexamples/``. Returns what this call did. The
-    tasks run on ``pool`` when given (left open), else on a pool of ``options``' own."""
+    tasks run on ``pool`` when given (left open), else on a pool of ``options``' own. With a
+    ``deadline`` (``verify --search``'s sample), no instance is taken up and no shrinking
+    started once it has passed (the tasks under way end within their own limit)."""
     if pool is None:  # the scheduler reachable before anything is written
         check_scheduler(options)
     drawn = _instances(theorems, options)  # a size a family refuses: nothing written
@@ -302,14 +357,15 @@ def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptio
     with ExitStack() as stack:
         if pool is None:
             pool = stack.enter_context(Pool(options, worker_modules(theorems)))
-        _measure(drawn, log, cx, options, pool, summary)
-        summary.minimal = shrink_violations(theorems, d, options, pool)
+        _measure(drawn, log, cx, options, pool, summary, deadline)
+        summary.minimal = shrink_violations(theorems, d, options, pool, deadline)
     return summary
 
 
 def _measure(drawn: list[tuple[Theorem, Any]], log: Path, cx: Path, options: VerifyOptions,
-             pool: Pool, summary: Summary) -> None:  # fmt: skip
-    """Every instance of ``drawn`` not complete in ``log``, one task each; rows appended."""
+             pool: Pool, summary: Summary, deadline: Deadline = NEVER) -> None:  # fmt: skip
+    """Every instance of ``drawn`` not complete in ``log``, one task each, until ``deadline``;
+    rows appended."""
     with locked_log(log) as fd:
         keys, complete = _done(log, fd)
         todo = []
@@ -337,12 +393,18 @@ def _measure(drawn: list[tuple[Theorem, Any]], log: Path, cx: Path, options: Ver
                 summary.rows += len(text)
                 bar.update(len(finished))
                 bar.set_postfix(violations=len(summary.violations), refresh=False)
+                if deadline.passed():  # the tasks still out are dropped
+                    break
 
 
 def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: VerifyOptions,
-                      pool: Pool | None = None) -> list[Path]:  # fmt: skip
+                      pool: Pool | None = None, deadline: Deadline = NEVER,
+                      ) -> list[Path]:  # fmt: skip
     """Shrink up to ``options.shrink`` violations of each (theorem, method) found in the log
-    whose minimal counterexample is not saved yet; save each as ``<stem>-min.json``."""
+    whose minimal counterexample is not saved yet, until ``deadline``; save each as
+    ``<stem>-min.json``."""
+    if deadline.passed():
+        return []
     cx = directory / COUNTEREXAMPLES
     chosen: dict[tuple[str, str], list[dict[str, Any]]] = {}
     ids = {t.id: t for t in theorems}
@@ -355,6 +417,7 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
             picked.append(r)
     calls: list[Call] = []
     rows = []
+    allowance = Allowance.of(deadline)
     for picked in chosen.values():
         for r in picked:
             if (cx / f"{counterexample_stem(r)}-min.json").exists():
@@ -362,7 +425,7 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
             data = json.loads((cx / f"{counterexample_stem(r)}.json").read_text())["instance"]
             t = ids[r["theorem"]]
             case = (r.get("case") or "", r.get("details") or {}) if t.replay else None
-            args = (t, data, r["method"], options.solve, options.shrink_budget, case)
+            args = (t, data, r["method"], options.solve, options.shrink_budget, case, allowance)
             calls.append((shrink_task, args))
             rows.append(r)
     saved = []
@@ -382,10 +445,14 @@ def shrink_violations(theorems: Sequence[Theorem], directory: Path, options: Ver
                         save_counterexample(inst, record, cx, stem=f"{counterexample_stem(r)}-min")
                     )
                 bar.update(1)
+            if deadline.passed():  # the tasks still out are dropped
+                break
     return saved
 
 
 __all__ = [
+    "UNLIMITED",
+    "Allowance",
     "COUNTEREXAMPLES",
     "KEY",
     "LOG",
@@ -401,6 +468,7 @@ __all__ = [
     "run",
     "shrink",
     "shrink_violations",
+    "shrink_within",
     "violates",
     "worker_modules",
 ]

@@ -53,7 +53,7 @@ def test_the_whole_report_renders_as_html_with_its_pictures(tmp_path: Path, brow
     theorems = [registry()["000-has"], registry()["002-lemma2"]]
     run(theorems, tmp_path, options)
     jps = dataclasses.replace(registry()["000-jps"], methods=("jps",))
-    search([jps], tmp_path, options, SearchOptions(12.0, clock=FakeClock(step=1.0)))
+    search([jps], tmp_path, options, SearchOptions(12.0, clock=FakeClock(step=0.1)))
     _, page = write_report(tmp_path)
 
     browser.get(page.as_uri())

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_clock import FakeClock
+from fake_clock import FakeClock, takes_time
 
 from dlsched import families
 from dlsched.cli import main
@@ -30,10 +30,12 @@ from dlsched.models import run_method
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.metaopt import Box, fifo_worst_case
 from dlsched.solvers import SolveOptions
+from dlsched.solvers.deadline import MIN_SOLVER_SECONDS, Deadline, grace
 from dlsched.verify import moves, registry, select
+from dlsched.verify import runner as verify_runner
 from dlsched.verify import search as search_module
 from dlsched.verify.report import write_report
-from dlsched.verify.runner import VerifyOptions, violates
+from dlsched.verify.runner import UNLIMITED, Allowance, VerifyOptions, violates
 from dlsched.verify.search import (
     SEARCH_JSON,
     SEARCH_LOG,
@@ -54,9 +56,10 @@ def serial(**kw: object) -> VerifyOptions:
 
 
 def budget(seconds: float) -> SearchOptions:
-    """A budget on a clock that moves one second at each read (one per candidate solved and
-    two per batch): the search's course depends on what it solves, never on how long it took."""
-    return SearchOptions(budget=seconds, clock=FakeClock(step=1.0))
+    """A budget on a clock that moves a tenth of a second at each read (two per candidate
+    solved, a few per batch and per leg): the search's course depends on what it solves, never
+    on how long it took."""
+    return SearchOptions(budget=seconds, clock=FakeClock(step=0.1))
 
 
 def only(theorem_id: str, method: str):  # noqa: ANN201 - a Theorem
@@ -167,26 +170,78 @@ def valid(raw: dict) -> bool:
 
 
 def test_the_budget_is_kept_and_each_solve_gets_at_most_what_is_left(tmp_path: Path) -> None:
-    """000-jps for 40 seconds of a fake clock: every batch began with time left and handed
-    each candidate at most that time (and at most --time-limit); legs were handed out until
-    the budget was spent, then none; the row says so."""
+    """000-jps with a budget of 40 seconds of a fake clock: its search had SEARCH_SHARE of
+    it; every candidate began with time left and was handed at most that time (and at most
+    --time-limit); legs were handed out until the search's budget was spent, then none; the
+    row says the budget stopped it; the sample came in the rest, the whole within the
+    budget."""
     t = registry()["000-jps"]
-    summary = search([t], tmp_path, serial(), budget(40.0))
+    clock = FakeClock(step=0.1)
+    summary = search([t], tmp_path, serial(), SearchOptions(40.0, clock=clock))
+    (row,) = summary.rows
+    assert row["budget"] == pytest.approx(search_module.SEARCH_SHARE * 40.0, abs=0.5)
     lines = [r for r in read_search_log(tmp_path / SEARCH_LOG) if "batch" in r]
     assert len({r["lane"] for r in lines}) == search_module.LANES  # every lane ran
     for r in lines:
-        assert 0 < r["left"] <= 40.0  # a batch starts only with time left
+        assert 0 < r["left"] <= row["budget"]  # a candidate starts only with time left
         assert r["time_limit"] <= min(r["left"], SO.time_limit)
     spent = [r["spent"] for r in lines]
     assert spent == sorted(spent)  # logged as each leg came back
-    assert spent[-1] >= 40.0  # stopped because the budget was spent ...
-    first_past = spent.index(next(x for x in spent if x >= 40.0))
+    assert spent[-1] >= row["budget"]  # stopped because the budget was spent ...
+    first_past = spent.index(next(x for x in spent if x >= row["budget"]))
     # ... and the legs logged after the budget was spent were already running then
     assert len(set(spent[first_past:])) <= search_module.LANES
-    (row,) = summary.rows
-    assert set(row) >= ROW_KEYS and row["seconds"] >= 40
+    assert set(row) >= ROW_KEYS and row["seconds"] >= row["budget"]
+    assert row["stopped"] == "budget" and not row["sample_stopped"]
     assert row["solves"] == len(lines) and row["sample_solves"] >= row["solves"]
+    assert summary.seconds <= 40.0 + grace(40.0)
     assert json.loads((tmp_path / SEARCH_JSON).read_text()) == summary.rows
+
+
+def test_the_sample_stops_at_what_is_left_of_the_budget_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each instance of the sample takes 3 s of the fake clock: the sample stops when the
+    budget is spent, with fewer solves than the search's (the row says so), the whole
+    search ending within the budget and the one instance under way then."""
+    clock = FakeClock(step=0.1)
+    takes_time(monkeypatch, clock, 3.0, verify_runner, "measure_instance")
+    options = serial(task_seconds=0)  # a task per instance: the deadline read after each
+    summary = search([only("000-jps", "jps")], tmp_path, options, SearchOptions(40.0, clock=clock))
+    (row,) = summary.rows
+    assert row["stopped"] == "budget" and row["sample_stopped"]
+    assert 0 < row["sample_solves"] < row["solves"]
+    assert summary.seconds <= 40.0 + 3.0 + 0.5
+
+
+def test_a_task_counts_the_time_it_waited_for_a_worker() -> None:
+    """A deadline handed out with 10 s left, its task starting 4 s later: 6 s are left there,
+    and none once the 10 s are over; without a limit, none."""
+    clock = FakeClock()
+    allowance = Allowance.of(Deadline.after(10.0, clock))
+    clock.advance(4.0)
+    assert allowance.deadline().left() == pytest.approx(6.0)
+    clock.advance(7.0)
+    assert allowance.deadline().passed()
+    assert UNLIMITED.deadline().left() is None
+
+
+def test_a_leg_stops_at_the_deadline_it_was_handed_not_at_its_own_length() -> None:
+    """A leg of (about) 100 s handed the pair's deadline with 5 s left, starting 2 s later:
+    each candidate is handed at most what is left (3 s at most), and the leg stops when the
+    deadline passes, its batch left pending with what it solved of it."""
+    t = only("000-has", "has")
+    lay = families.get(t.family).layout()
+    lane = search_module.Hunt(t, "has", lay, search_module._limits(lay, 3, 2), (3, 2), seed=0)
+    clock = FakeClock(step=0.1)
+    allowance = Allowance.of(Deadline.after(5.0, clock))
+    clock.advance(2.0)
+    leg = search_module.advance(lane, {}, SO.settings, SO.time_limit, 100.0, allowance)
+    assert leg.lines
+    for line in leg.lines:
+        assert 0 < line["left"] <= 3.0 and line["time_limit"] <= line["left"]
+    assert clock.now <= 5.0 + 0.5
+    assert not leg.known or lane.pending  # stopped within a batch: it stays pending
 
 
 # --- resuming ---------------------------------------------------------------------------------
@@ -236,7 +291,8 @@ def test_a_lane_in_a_cma_episode_travels_to_a_process_that_never_imported_cma() 
         families.get(t.family).layout(), 3, 2), (3, 2), seed=0, lane=1)  # fmt: skip
     while lane.cma is None:
         props = lane.proposals()
-        rows = [search_module.evaluate(t, "has", p.point, SO) if p else None for p in props]
+        rows = [search_module.evaluate(t, "has", p.point, SO.settings, SO.time_limit) if p else None
+                for p in props]  # fmt: skip
         lane.absorb([(p.point, r) if p and r else None for p, r in zip(props, rows, strict=True)])
     lane.absorb([None] * len(lane.proposals()))  # the episode asked, told nothing
     data = pickle.dumps(lane)
@@ -308,7 +364,7 @@ def test_the_exact_worst_case_of_fifo_is_the_brute_forces_and_is_reached() -> No
     instances measured by online-fifo and the certified optimum; the model's worst case is
     their maximum, proven (upper bound = ratio), and its instance reaches it."""
     box = Box(2, arrival=(0.0, 1.0), time=(0.5, 1.5))
-    got = fifo_worst_case(box, time_limit=60)
+    got = fifo_worst_case(box, Deadline.after(60))
     grid_a, grid_p = (0.0, 0.5, 1.0), (0.5, 1.0, 1.5)
     brute = max(
         _fifo_ratio(a, p)
@@ -325,13 +381,51 @@ def test_the_exact_worst_case_of_fifo_is_the_brute_forces_and_is_reached() -> No
 
 def test_no_instance_of_the_box_beats_the_proven_upper_bound() -> None:
     box = Box(3)
-    got = fifo_worst_case(box, time_limit=60)
+    got = fifo_worst_case(box, Deadline.after(60))
     assert got.status == "optimal" and got.upper is not None
     rng = np.random.default_rng(3)
     for _ in range(30):
         a = tuple(float(x) for x in rng.integers(0, 21, 3) / 2)
         p = tuple(float(x) for x in rng.integers(1, 21, 3) / 2)
         assert _fifo_ratio(a, p) <= got.upper + 1e-9
+
+
+@pytest.mark.parametrize("use", [1.0, 0.1])
+def test_the_exact_worst_case_hands_its_solves_no_more_than_is_left(
+    monkeypatch: pytest.MonkeyPatch, use: float
+) -> None:
+    """Every solve of the exact worst case (the model's HiGHS calls, the two routes measuring
+    each instance found) is handed at most what is left of its 10 s, none once they are over:
+    when each solve takes all it was handed, the limits sum to the budget at most; when each
+    takes a tenth of it, the worst case of three jobs is still proven (ratio 2.52)."""
+    from dlsched.models.hare import metaopt
+
+    clock, handed = FakeClock(), []
+
+    def spend(limit: float) -> None:
+        handed.append((limit, 10.0 - clock.now))
+        clock.advance(use * limit)
+
+    real_solve, real_run = metaopt.solve, metaopt.run_method
+
+    def solve(md, backend, options):  # noqa: ANN001, ANN202
+        out = real_solve(md, backend, options)
+        spend(options.time_limit)
+        return out
+
+    def run(inst, method, options):  # noqa: ANN001, ANN202
+        out = real_run(inst, method, options)
+        spend(options.time_limit)
+        return out
+
+    monkeypatch.setattr(metaopt, "solve", solve)
+    monkeypatch.setattr(metaopt, "run_method", run)
+    got = fifo_worst_case(Box(3), Deadline.after(10.0, clock))
+    assert handed and all(limit <= max(left, MIN_SOLVER_SECONDS) for limit, left in handed)
+    if use == 1.0:
+        assert sum(limit for limit, _ in handed) <= 10.0 and got.status == "time limit"
+    else:
+        assert got.status == "optimal" and got.ratio == pytest.approx(2.52, abs=0.01)
 
 
 def test_the_exact_worst_cases_are_a_family_part(tmp_path: Path) -> None:
@@ -341,11 +435,11 @@ def test_the_exact_worst_cases_are_a_family_part(tmp_path: Path) -> None:
 
     assert families.get("hare").metaopt() is metaopt.worst_cases
     assert [f for f in families.names() if families.get(f).metaopt() is not None] == ["hare"]
-    assert list(metaopt.worst_cases("002-thm4", "hare", [], 60.0)) == []  # no model of it
+    assert list(metaopt.worst_cases("002-thm4", "hare", [], Deadline.after(60))) == []  # none
     t = registry()["000-has"]
     fd = os.open(tmp_path / "log", os.O_WRONLY | os.O_CREAT)
     try:
-        got = search_module.exact_worst_cases(t, "has", [], budget(20.0), fd, "run", 0.0)
+        got = search_module.exact_worst_cases(t, "has", [], Deadline.after(20), fd, "run", 0.0)
     finally:
         os.close(fd)
     assert got == [] and (tmp_path / "log").read_text() == ""

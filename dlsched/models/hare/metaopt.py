@@ -30,8 +30,7 @@ machine: n = 2 to 6 each exact in 0.4 to 3 s (ratios 1.86, 2.52, 2.97, 3.24, 3.3
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,14 +39,13 @@ import pyomo.environ as pyo
 from dlsched.errors import InternalError
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.instance import HareInstance, HareJob
-from dlsched.solvers import SolveOptions, Status, solve
+from dlsched.solvers import SolverSettings, Status, solve
+from dlsched.solvers.deadline import Deadline
 
 #: The pairs with an exact worst case here: (theorem, method) -> the heuristic modelled.
 PAIRS = {("004-online", "online-fifo"): "online-fifo"}
-#: Sizes tried, smallest first, while each is solved exactly within its share of the budget.
+#: Sizes tried, smallest first, while each is solved exactly within the time given.
 SIZES = range(2, 9)
-#: Share of a pair's search budget the exact worst cases may take.
-SHARE = 0.25
 #: The worst case is exact when its proven upper bound is within this factor of its ratio.
 EXACT = 1e-6
 
@@ -205,31 +203,29 @@ class WorstCase:
     seconds: float
 
 
-def fifo_worst_case(box: Box, time_limit: float, clock: Any = time.monotonic) -> WorstCase:
-    """The largest online-fifo / OPT over ``box`` (Dinkelbach over :func:`build_gap`)."""
-    started = clock()
+#: Dinkelbach's steps at most (it ends sooner: at a ratio that does not grow, or proven).
+STEPS = 29
+#: The longest either of the project's routes may take to measure one instance found (the
+#: ``online-fifo`` simulation, the certified ``exact`` optimum), within what is left.
+MEASURE_CAP = 60.0
+#: The settings of the worst-case model's HiGHS calls (its limit is the deadline's).
+SETTINGS = SolverSettings(threads=1)
+
+
+def fifo_worst_case(box: Box, deadline: Deadline) -> WorstCase:
+    """The largest online-fifo / OPT over ``box`` (Dinkelbach over :func:`build_gap`), every
+    solve of it (the model's, the two routes' measuring each instance found) given at most what
+    is left of ``deadline``, and none started once it has passed."""
     rho, best, upper, status, it = 1.0, None, None, "time limit", 0
-    for it in range(1, 30):  # noqa: B007 - reported
-        left = time_limit - (clock() - started)
-        if left <= 0:
+    for it in range(1, STEPS + 1):  # noqa: B007 - reported
+        step = _step(box, rho, deadline)
+        if step is None:
             break
-        md = build_gap(box, rho)
-        res = solve(md, "highs", SolveOptions(time_limit=left, threads=1))
-        if not res.has_solution:
-            break
-        inst = instance_of(md, box, res.values)
-        fifo = run_method(inst, "online-fifo").objective
-        ref = run_method(inst, "exact", MethodOptions(solve=SolveOptions(time_limit=60.0)))
-        if fifo is None or ref.objective is None or ref.status != Status.OPTIMAL:
-            break
-        modelled = sum(j.weight * res.values[md.fifo_c[k].name] for k, j in enumerate(inst.jobs))
-        if abs(modelled - fifo) > 1e-6 * max(1.0, fifo):
-            raise InternalError(f"the FIFO model gives {modelled}, online-fifo {fifo} on {inst}")
-        new = fifo / ref.objective
+        new, inst, bound = step
         if best is None or new > best[0]:
             best = (new, inst)
-        if res.bound is not None:
-            upper = rho + max(res.bound, 0.0) / box.least_opt
+        if bound is not None:
+            upper = rho + max(bound, 0.0) / box.least_opt
         if upper is not None and upper <= best[0] * (1 + EXACT):
             status = "optimal"
             break
@@ -237,21 +233,43 @@ def fifo_worst_case(box: Box, time_limit: float, clock: Any = time.monotonic) ->
             break
         rho = new
     if best is None:
-        return WorstCase(box.jobs, None, upper, status, None, it, clock() - started)
-    return WorstCase(box.jobs, best[0], upper, status, best[1], it, clock() - started)
+        return WorstCase(box.jobs, None, upper, status, None, it, deadline.elapsed())
+    return WorstCase(box.jobs, best[0], upper, status, best[1], it, deadline.elapsed())
+
+
+def _step(box: Box, rho: float, deadline: Deadline,
+          ) -> tuple[float, HareInstance, float | None] | None:  # fmt: skip
+    """One step of Dinkelbach's method at ``rho``: the ratio FIFO / OPT of the instance the
+    model finds (both measured again by the project's routes), the instance, and the model's
+    dual bound on F(rho); None when time ran out or the step found nothing certified."""
+    if deadline.passed():
+        return None
+    md = build_gap(box, rho)
+    res = solve(md, "highs", deadline.solve_options(SETTINGS))
+    if not res.has_solution:
+        return None
+    inst = instance_of(md, box, res.values)
+    measured = []
+    for method in ("online-fifo", "exact"):
+        if deadline.passed():
+            return None
+        limit = MethodOptions(time_limit=deadline.seconds(cap=MEASURE_CAP))
+        measured.append(run_method(inst, method, limit))
+    fifo, ref = measured[0].objective, measured[1]
+    if fifo is None or ref.objective is None or ref.status != Status.OPTIMAL:
+        return None
+    modelled = sum(j.weight * res.values[md.fifo_c[k].name] for k, j in enumerate(inst.jobs))
+    if abs(modelled - fifo) > 1e-6 * max(1.0, fifo):
+        raise InternalError(f"the FIFO model gives {modelled}, online-fifo {fifo} on {inst}")
+    return fifo / ref.objective, inst, res.bound
 
 
 def worst_cases(
-    theorem: str,
-    method: str,
-    logged: Sequence[Mapping[str, Any]],
-    budget: float,
-    spent: float = 0.0,
-    clock: Callable[[], float] = time.monotonic,
+    theorem: str, method: str, logged: Sequence[Mapping[str, Any]], deadline: Deadline
 ) -> Iterator[dict[str, Any]]:
     """The exact worst cases of the pair not yet in ``logged`` (none if it has no model here),
-    by size, each yielded as it ends, while each is exact and :data:`SHARE` of the budget
-    lasts (the family's ``metaopt`` part, :class:`dlsched.families.WorstCases`)."""
+    by size, each yielded as it ends, while each is exact and ``deadline`` (the time the search
+    gives them) lasts (the family's ``metaopt`` part, :class:`dlsched.families.WorstCases`)."""
     if (theorem, method) not in PAIRS:
         return
     from dlsched.instances import instance_hash, to_dict
@@ -259,19 +277,16 @@ def worst_cases(
     have = sorted((r for r in logged if r.get("kind") == "exact-worst"), key=lambda r: r["jobs"])
     if have and (have[-1]["status"] != "optimal" or have[-1]["jobs"] >= SIZES[-1]):
         return
-    used = sum(r["seconds"] for r in have)
     for n in SIZES:
         if any(r["jobs"] == n for r in have):
             continue
-        left = SHARE * budget - used
-        if left <= 0:
+        if deadline.passed():
             break
-        got = fifo_worst_case(Box(n), left, clock)
-        used += got.seconds
+        got = fifo_worst_case(Box(n), deadline.share_of_rest(1.0))  # all that is left, from now
         yield {
             "kind": "exact-worst", "theorem": theorem, "method": method,
             "jobs": n, "ratio": got.ratio, "upper": got.upper, "status": got.status,
-            "iterations": got.iterations, "seconds": got.seconds, "spent": spent + used,
+            "iterations": got.iterations, "seconds": got.seconds,
             "box": "one GPU, single-task jobs, arrivals 0-10 and times 0.5-10 (step 0.5), "
                    "weights 1",
             "instance": to_dict(got.instance) if got.instance is not None else None,
@@ -281,4 +296,14 @@ def worst_cases(
             break
 
 
-__all__ = ["PAIRS", "Box", "WorstCase", "build_gap", "fifo_worst_case", "worst_cases"]
+__all__ = [
+    "MEASURE_CAP",
+    "PAIRS",
+    "SETTINGS",
+    "STEPS",
+    "Box",
+    "WorstCase",
+    "build_gap",
+    "fifo_worst_case",
+    "worst_cases",
+]
