@@ -10,7 +10,9 @@ This module imports neither :mod:`dlsched.bounds` nor :mod:`dlsched.verify`: bot
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import math
 import os
 import sys
 import time
@@ -32,13 +34,10 @@ SINGLE_THREAD = {
     )
 }
 
-#: Dask configuration of the workers the runner starts: one thread per library, and
-#: non-daemonic, since exact routes build large models in a child process under their deadline
-#: (:mod:`dlsched.solvers.deadline`) and a daemonic process may not have children.
-WORKER_CONFIG = {
-    "distributed.nanny.pre-spawn-environ": SINGLE_THREAD,
-    "distributed.worker.daemon": False,
-}
+#: Dask configuration of the workers the runner starts: one thread per library. (They are
+#: daemonic, Dask's default: work forked under a deadline (:mod:`dlsched.solvers.deadline`)
+#: does not need multiprocessing, which refuses children to a daemonic process.)
+WORKER_CONFIG = {"distributed.nanny.pre-spawn-environ": SINGLE_THREAD}
 
 #: Wall time a Dask task aims at: consecutive calls of one kind are grouped into one task of
 #: about this long, from the times their first calls took (:class:`Batcher`). A task of a few
@@ -46,6 +45,10 @@ WORKER_CONFIG = {
 TASK_SECONDS = 0.3
 #: how long a pool trusts the worker count it last asked the scheduler for
 SIZE_SECONDS = 5.0
+#: A call may run this many times its time limit, plus :data:`STUCK_SECONDS`, before its task
+#: is given up as stuck (:class:`Watchdog`): far past any limit, a solver's own stop included.
+STUCK_FACTOR = 10.0
+STUCK_SECONDS = 300.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +67,31 @@ class RunnerOptions:
 IN_PROCESS = RunnerOptions(processes=0, progress=False)
 
 Call = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class Watchdog:
+    """When a pool gives up a task on Dask, and what its calls return then. A task of n calls
+    is given up once it has been in flight for ``seconds`` per call, its own and those of the
+    longest task in flight when it was submitted (the most it may wait for in its process);
+    each of its calls then returns ``failed(i, message)`` (i: the call's index), the worker
+    running it is restarted (when a nanny watches it) and the map goes on. A task in this
+    process is never given up (nothing could stop it)."""
+
+    seconds: float
+    failed: Callable[[int, str], Any]
+
+    @classmethod
+    def past(cls, time_limit: float | None, failed: Callable[[int, str], Any],
+             ) -> Watchdog | None:  # fmt: skip
+        """The watchdog of calls with ``time_limit`` each: :data:`STUCK_FACTOR` times it plus
+        :data:`STUCK_SECONDS`; None (no watchdog) without a limit."""
+        if time_limit is None:
+            return None
+        return cls(STUCK_FACTOR * time_limit + STUCK_SECONDS, failed)
+
+    def message(self, allowed: float) -> str:
+        return f"StuckTask: given up after {allowed:.0f} s (far past its time limit)"
 
 
 def run_calls(calls: Sequence[Call]) -> list[tuple[Any, float]]:
@@ -206,10 +234,11 @@ class Pool:
         return self._size[1]
 
     def map(self, calls: Sequence[Call], kinds: Sequence[Any] | None = None,
-            ) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
+            watchdog: Watchdog | None = None) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
         """(index, result) of every call, one list per task as each task finishes; consecutive
         calls of one kind (``kinds``, default all alike) grouped into tasks (:class:`Batcher`).
-        A call that raises stops the map with its exception (tasks already yielded stay)."""
+        A call that raises stops the map with its exception (tasks already yielded stay); on
+        Dask, a task stuck past ``watchdog`` gives its calls' ``failed`` results."""
         if not calls:
             return
         batcher = Batcher(kinds if kinds is not None else [0] * len(calls), self.size(),
@@ -221,33 +250,63 @@ class Pool:
             while picked := batcher.take():
                 yield self._finished(batcher, picked, run_calls([calls[i] for i in picked]))
             return
-        yield from self._stream(calls, batcher)
+        yield from self._stream(calls, batcher, watchdog)
 
-    def _stream(self, calls: Sequence[Call], batcher: Batcher) -> Iterator[list[tuple[int, Any]]]:
-        """Dask: two tasks in flight per process, the next submitted as each one finishes."""
-        from distributed import as_completed
-
+    def _stream(self, calls: Sequence[Call], batcher: Batcher, watchdog: Watchdog | None,
+                ) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
+        """Dask: two tasks in flight per process, the next submitted as each one finishes (or
+        is given up by the watchdog)."""
         client = self.start()
-        running: dict[Any, list[int]] = {}
-        done = as_completed()
+        running: dict[Any, tuple[list[int], float, float]] = {}  # picked, due, allowed
 
         def submit() -> None:
             if picked := batcher.take():
                 fut = client.submit(run_calls, [calls[i] for i in picked], pure=False)
-                running[fut] = picked
-                done.add(fut)
+                ahead = max((len(p) for p, _, _ in running.values()), default=0)
+                allowed = math.inf if watchdog is None else watchdog.seconds * (len(picked) + ahead)
+                running[fut] = (picked, time.monotonic() + allowed, allowed)
 
         for _ in range(2 * batcher.processes):
             submit()
         try:
-            for fut in done:
-                picked = running.pop(fut)
-                results = fut.result()
-                submit()  # before the client's own work on these results
-                yield self._finished(batcher, picked, results)
+            while running:
+                for fut in self._next(running):
+                    picked, _, allowed = running.pop(fut)
+                    if fut.done():
+                        results = fut.result()
+                        submit()  # before the client's own work on these results
+                        yield self._finished(batcher, picked, results)
+                    elif watchdog is not None:
+                        self._give_up(fut)
+                        submit()
+                        yield [(i, watchdog.failed(i, watchdog.message(allowed))) for i in picked]
         finally:  # stopped early (an error, or the caller's): nothing left running
             for fut in running:
                 fut.cancel()
+
+    @staticmethod
+    def _next(running: dict[Any, tuple[list[int], float, float]]) -> list[Any]:
+        """The tasks that finished, in the order they were submitted; else, once the first is
+        due, the tasks past their due time."""
+        from distributed import wait
+
+        due = min(d for _, d, _ in running.values())
+        timeout = max(due - time.monotonic(), 0.0) if due < math.inf else None
+        with contextlib.suppress(TimeoutError):  # the first is due
+            wait(list(running), timeout=timeout, return_when="FIRST_COMPLETED")
+        now = time.monotonic()
+        finished = [f for f in running if f.done()]
+        return finished or [f for f, (_, d, _) in running.items() if d <= now]
+
+    def _give_up(self, fut: Any) -> None:
+        """Cancel a stuck task and restart the worker running it (a thread cannot be stopped;
+        its forked work dies with the process), when a nanny watches it."""
+        client = self.start()
+        workers = [w for w, keys in client.processing().items() if fut.key in keys]
+        fut.cancel()
+        if workers:
+            with contextlib.suppress(Exception):  # no nanny: the worker keeps its thread
+                client.restart_workers(workers, timeout=60, raise_for_error=False)
 
     def follow(self, calls: Sequence[Call], then: Callable[[int, Any], Call | None]) -> None:
         """Run the lines of calls that start with ``calls``: as call ``i`` of line ``i``
@@ -332,12 +391,15 @@ def progress_bar(total: int, desc: str, options: RunnerOptions, unit: str = "ins
 __all__ = [
     "IN_PROCESS",
     "SINGLE_THREAD",
+    "STUCK_FACTOR",
+    "STUCK_SECONDS",
     "TASK_SECONDS",
     "WORKER_CONFIG",
     "Batcher",
     "Call",
     "Pool",
     "RunnerOptions",
+    "Watchdog",
     "check_scheduler",
     "connect",
     "execute",

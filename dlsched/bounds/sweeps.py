@@ -21,9 +21,11 @@ from dlsched.runner import (
     Call,
     Pool,
     RunnerOptions,
+    Watchdog,
     check_scheduler,
     progress_bar,
 )
+from dlsched.solvers.progress import say
 
 #: The fields of a sweep record that key it: a rerun skips a (instance, method) pair whose key is
 #: already in the file, and runs every other pair.
@@ -93,8 +95,14 @@ def _run(
         (compare_task, (i, todo, reference, options, ref)) for i, todo, ref in tasks
     ]
     out: list[Comparison] = []
+
+    def stuck(n: int, why: str) -> list[Comparison]:  # no record: it runs again on resume
+        say(f"{instance_hash(tasks[n][0])}: {why}; no record written (a rerun tries it again)")
+        return []
+
+    watchdog = Watchdog.past(options.time_limit, stuck)
     with progress_bar(len(calls), "sweep", runner) as bar:
-        for finished in pool.map(calls, [(todo, ref) for _, todo, ref in tasks]):
+        for finished in pool.map(calls, [(todo, ref) for _, todo, ref in tasks], watchdog):
             text = []
             for n, records in finished:
                 for r in records:

@@ -3,12 +3,26 @@
 A solver honours its own time limit, but building and transforming a model (pyomo.gdp, tens
 of thousands of disjunctions) cannot be interrupted. :func:`call_with_deadline` runs such work
 in a forked child process and kills it at the deadline, so a route's time limit holds
-whatever the model's size. The child's result (or its exception) comes back through a pipe.
+whatever the model's size. The child's result (or its exception) comes back through a pipe,
+pickled behind its length.
+
+The child is forked with ``os.fork``, not ``multiprocessing``: multiprocessing refuses to start
+a child from a daemonic process, and the worker processes of a Dask cluster started with its
+defaults are daemonic. A child never outlives its parent: on Linux the kernel kills it when the
+parent dies (``PR_SET_PDEATHSIG``), elsewhere a thread of the child watches the parent's pid.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import contextlib
+import ctypes
+import os
+import pickle
+import select
+import signal
+import struct
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,26 +34,144 @@ from dlsched.solvers.progress import PROGRESS_EVERY, beating, note, say
 
 T = TypeVar("T")
 
+#: The header of a child's answer: the length of the pickled (ok, value) that follows.
+_HEADER = struct.Struct("!Q")
+#: Linux's prctl option asking for a signal when the parent dies.
+PR_SET_PDEATHSIG = 1
+#: Seconds between two looks of a child's watcher at its parent's pid (where prctl is missing).
+ORPHAN_POLL = 1.0
 
-def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+
+def _die_with(parent: int) -> None:
+    """In the child: be killed when ``parent`` dies (PDEATHSIG on Linux, else a watcher
+    thread), and exit now if it already has."""
+    armed = False
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    if os.getppid() != parent:  # died before the signal was asked for
+        os._exit(1)
+    if not armed:
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(ORPHAN_POLL)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="dlsched-orphan-watch", daemon=True).start()
+
+
+def _answer(fn: Callable[..., Any], args: tuple[Any, ...]) -> bytes:
+    """The child's answer: (True, result) or (False, exception), pickled behind its length (an
+    exception that does not pickle comes back as a RuntimeError naming it)."""
     try:
-        conn.send((True, fn(*args)))
+        value: tuple[bool, Any] = (True, fn(*args))
     except BaseException as e:  # sent back and re-raised in the parent
-        conn.send((False, e))
+        value = (False, e)
+    try:
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # noqa: BLE001 - the parent gets a one-line reason instead
+        data = pickle.dumps((False, RuntimeError(f"forked work's answer: {type(e).__name__}: {e}")))
+    return _HEADER.pack(len(data)) + data
+
+
+def _child(write: int, parent: int, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    """The forked child: answer through ``write`` and exit without running the parent's exit
+    handlers (a Dask worker's, pytest's)."""
+    code = 1
+    try:
+        _die_with(parent)
+        data = memoryview(_answer(fn, args))
+        while data:
+            data = data[os.write(write, data) :]
+        code = 0
     finally:
-        conn.close()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
 
 
-def _wait(recv: Any, seconds: float, label: str) -> bool:
+class _Child:
+    """A forked child running ``fn(*args)`` and the parent's end of its pipe."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        read, write = os.pipe()
+        parent = os.getpid()
+        self.pid = os.fork()
+        if self.pid == 0:  # pragma: no cover - the child (exits in _child)
+            os.close(read)
+            _child(write, parent, fn, args)
+        os.close(write)
+        self.read = read
+        self.buffer = bytearray()
+        self.exited = False  # no more will come: end of file, or the child is gone
+        self.reaped = False  # its pid is free again: never signal it
+
+    def complete(self) -> bool:
+        if len(self.buffer) < _HEADER.size:
+            return False
+        return len(self.buffer) >= _HEADER.size + _HEADER.unpack_from(self.buffer)[0]
+
+    def _read(self, seconds: float) -> bool:
+        """Read what is there within ``seconds``: whether anything (or the end) came."""
+        if not select.select([self.read], [], [], seconds)[0]:
+            return False
+        chunk = os.read(self.read, 1 << 20)
+        self.buffer += chunk
+        self.exited = self.exited or not chunk
+        return True
+
+    def wait(self, seconds: float) -> bool:
+        """Read what the child sends for up to ``seconds``: whether the whole answer came
+        (else it is late, or :attr:`exited` without it). The end of the pipe is not waited
+        for (a child forked meanwhile by another thread may hold a copy of its write end)."""
+        end = time.perf_counter() + max(seconds, 0.0)
+        while not self.complete() and not self.exited:
+            left = end - time.perf_counter()
+            if self._read(max(min(left, 0.1), 0.0)):
+                continue
+            if self._gone():  # dead (killed by the system): what it wrote is all there is
+                while not self.exited and self._read(0.0):
+                    pass
+                self.exited = True
+            elif left <= 0:
+                break
+        return self.complete()
+
+    def answer(self) -> tuple[bool, Any]:
+        return pickle.loads(bytes(self.buffer[_HEADER.size :]))  # type: ignore[no-any-return]
+
+    def _gone(self, block: bool = False) -> bool:
+        """Whether the child has ended (reaped now; ``block``: wait for it to end)."""
+        if not self.reaped:
+            try:
+                pid, _ = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+            except ChildProcessError:  # reaped already (by someone else)
+                pid = self.pid
+            self.reaped = pid == self.pid
+        return self.reaped
+
+    def end(self) -> None:
+        """Kill the child (if it still runs) and reap it."""
+        if not self._gone():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self._gone(block=True)
+        os.close(self.read)
+
+
+def _wait(child: _Child, seconds: float, label: str) -> bool:
     """Wait up to ``seconds`` for the child's answer, saying on stderr every
     :data:`PROGRESS_EVERY` seconds that the work goes on (unless a heartbeat says it)."""
     t0 = time.perf_counter()
     while True:
         left = seconds - (time.perf_counter() - t0)
-        if left <= 0:
-            return bool(recv.poll(0))
-        if recv.poll(min(left, PROGRESS_EVERY)):
+        if child.wait(min(max(left, 0.0), PROGRESS_EVERY)):
             return True
+        if child.exited or left <= PROGRESS_EVERY:
+            return False
         elapsed = time.perf_counter() - t0
         if elapsed < seconds and not beating():
             say(f"{label}: {elapsed:.0f} s elapsed of {seconds:.0f} s")
@@ -56,22 +188,13 @@ def call_with_deadline(
     started = time.perf_counter()  # the setup counts against ``seconds``
     reset_scheduler()  # if HiGHS ran here, the child starts its workers anew
     note(label)
-    ctx = mp.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
-    proc.start()
-    send.close()
+    child = _Child(fn, args)
     try:
-        if not _wait(recv, seconds - (time.perf_counter() - started), label):
+        if not _wait(child, seconds - (time.perf_counter() - started), label):
             return None
-        ok, value = recv.recv()
-    except EOFError:  # the child died without a word (killed by the system)
-        return None
+        ok, value = child.answer()
     finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        recv.close()
+        child.end()
     if not ok:
         raise value
     return value  # type: ignore[no-any-return]

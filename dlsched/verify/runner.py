@@ -34,7 +34,7 @@ from dlsched.errors import OptionError
 from dlsched.instances import from_dict, instance_hash, to_dict
 from dlsched.models import MethodOptions
 from dlsched.result import json_safe
-from dlsched.runner import Call, Pool, RunnerOptions, check_scheduler, progress_bar
+from dlsched.runner import Call, Pool, RunnerOptions, Watchdog, check_scheduler, progress_bar
 from dlsched.solvers.base import SolveOptions, SolverSettings
 from dlsched.solvers.deadline import NEVER, Clock, Deadline
 from dlsched.verify.theorem import Measurement, Theorem, registry
@@ -137,13 +137,19 @@ def measure_instance(theorem_id: str, inst: Any, solve: SolveOptions,
     """The rows of one instance (the task every worker runs). A failure becomes one row with
     status "error" and the message, so one bad instance never stops a run."""
     t = theorem if theorem is not None else registry()[theorem_id]
-    why = t.why_not(inst)
     try:
         ms = t.run(inst, MethodOptions(solve=solve.settings, time_limit=solve.time_limit))
     except Exception as e:  # noqa: BLE001 - recorded in the log and the report
-        ms = [Measurement("*", None, None, "none", None, None, "error",
-                          note=f"{type(e).__name__}: {e}")]  # fmt: skip
+        return failed_instance(t, inst, solve, f"{type(e).__name__}: {e}")
+    why = t.why_not(inst)
     return [_row(t, inst, m, why, solve, len(ms)) for m in ms]
+
+
+def failed_instance(t: Theorem, inst: Any, solve: SolveOptions, note: str) -> list[dict[str, Any]]:
+    """The one row of an instance that failed (status "error", ``note`` saying why): it runs
+    again on resume."""
+    m = Measurement("*", None, None, "none", None, None, "error", note=note)
+    return [_row(t, inst, m, t.why_not(inst), solve, 1)]
 
 
 # --- shrinking --------------------------------------------------------------------------------
@@ -377,8 +383,11 @@ def _measure(drawn: list[tuple[Theorem, Any]], log: Path, cx: Path, options: Ver
                 todo.append((t, inst))
         calls: list[Call] = [(measure_instance, (t.id, inst, options.solve, t)) for t, inst in todo]
         summary.tasks = len(calls)
+        watchdog = Watchdog.past(
+            options.solve.time_limit, lambda n, why: failed_instance(*todo[n], options.solve, why)
+        )
         with progress_bar(len(calls), "verify", options) as bar:
-            for finished in pool.map(calls, [t.id for t, _ in todo]):
+            for finished in pool.map(calls, [t.id for t, _ in todo], watchdog):
                 text = []
                 for n, rows in finished:
                     new = [r for r in rows if row_key(r) not in keys]
@@ -460,6 +469,7 @@ __all__ = [
     "Summary",
     "VerifyOptions",
     "counterexample_stem",
+    "failed_instance",
     "measure_case",
     "measure_instance",
     "read_log",

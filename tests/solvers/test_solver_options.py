@@ -81,35 +81,27 @@ def test_native_cpsat_reads_seed_workers_gap_and_limit(monkeypatch):
 
 
 def test_pyomo_highs_reads_the_same_options(monkeypatch):
-    from dlsched.solvers.pyomo_backend import PyomoSolver
+    """A Pyomo model goes to HiGHS as a matrix: the matrix route gets the same options, and
+    the absolute gap Pyomo's interface was given."""
+    from dlsched.solvers import pyomo_backend
 
-    seen = {}
+    seen = []
+    real = pyomo_backend.solve_matrix
 
-    class Spy(PyomoSolver):
-        def __init__(self, name: str) -> None:
-            super().__init__(name)
-            real = self._opt.solve
+    def record(model, options, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(options)
+        return real(model, options, **kwargs)
 
-            def record(model, **kwargs):  # type: ignore[no-untyped-def]
-                seen.update(kwargs["solver_options"], time_limit=kwargs["time_limit"])
-                seen["mip_gap"] = kwargs["rel_gap"]
-                return real(model, **kwargs)
-
-            self._opt.solve = record
-
-    monkeypatch.setattr("dlsched.solvers.pyomo_backend.PyomoSolver", Spy)
+    monkeypatch.setattr(pyomo_backend, "solve_matrix", record)
     m = pyo.ConcreteModel()
     m.x = pyo.Var([0, 1], domain=pyo.Binary)
     m.c = pyo.Constraint(expr=m.x[0] + m.x[1] <= 1)
     m.o = pyo.Objective(expr=-m.x[0] - m.x[1])
     res = solve(m, "highs", OPTIONS)
-    assert res.status == Status.OPTIMAL
-    assert {k: seen[k] for k in ("random_seed", "threads", "mip_gap", "time_limit")} == {
-        "random_seed": 3,
-        "threads": 2,
-        "mip_gap": 0.01,
-        "time_limit": 7.0,
-    }
+    assert res.status == Status.OPTIMAL and res.objective == -1
+    [handed] = seen
+    assert (handed.seed, handed.threads, handed.mip_gap, handed.time_limit) == (3, 2, 0.01, 7.0)
+    assert handed.extra == {"mip_abs_gap": pyomo_backend.ABS_GAP}
 
 
 def test_a_deadline_reaches_a_solver_as_what_is_left_of_it(monkeypatch):

@@ -108,8 +108,8 @@ def test_rows_on_dask_equal_a_serial_run_on_its_own_cluster_and_by_address(
     tmp_path: Path,
 ) -> None:
     """The runner's own LocalCluster (processes, 2 workers), then ``--scheduler ADDRESS``: a
-    LocalCluster started apart (processes, 2 workers, not daemonic, as the runner asks of any
-    cluster) reached by its address only. Both give a serial run's rows. (The second cluster's
+    LocalCluster started apart (processes, 2 workers, Dask's default daemonic ones) reached by
+    its address only. Both give a serial run's rows. (The second cluster's
     workers come from the fork server the first one started, only to start faster.)"""
     import logging
 
@@ -131,8 +131,7 @@ def test_rows_on_dask_equal_a_serial_run_on_its_own_cluster_and_by_address(
     assert comparable(read_log(tmp_path / "dask" / "verify.jsonl")) == comparable(rows)
 
     fork_server(["distributed", "dlsched.runner", *worker_modules(theorems)])
-    config = {"distributed.worker.daemon": False,
-              "distributed.worker.multiprocessing-method": "forkserver"}  # fmt: skip
+    config = {"distributed.worker.multiprocessing-method": "forkserver"}
     with (
         dask.config.set(config),
         LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",

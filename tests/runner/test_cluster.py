@@ -1,0 +1,173 @@
+"""dlsched on a Dask cluster started the usual way (``dask scheduler``, ``dask worker``, Dask's
+defaults: daemonic worker processes): the exact routes fork their work under its deadline
+(dlsched/solvers/deadline.py) without multiprocessing, which refuses children to a daemonic
+process; a forked child dies with its parent (a worker killed -9 leaves nothing running); and
+the runner's watchdog gives up a task that never returns (dlsched/runner.py, Watchdog)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dlsched.cli import main
+from dlsched.runner import Pool, RunnerOptions, Watchdog
+
+ROOT = Path(__file__).resolve().parents[2]  # this tree's dlsched, for the workers
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _dask(*args: str) -> list[str]:
+    """The ``dask`` command beside this Python (else its module)."""
+    beside = Path(sys.executable).with_name("dask")
+    if beside.exists():
+        return [str(beside), *args]
+    return [sys.executable, "-m", "dask", *args]
+
+
+def _wait_for(address: str, workers: int, timeout: float = 60) -> None:
+    from distributed import Client
+
+    with Client(address, timeout=timeout) as client:
+        client.wait_for_workers(workers, timeout=timeout)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[str]:
+    """A ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, with Dask's defaults
+    (no dashboard, so that nothing else's port is taken); killed at the end."""
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    logs = (tmp_path / "scheduler.log").open("w"), (tmp_path / "workers.log").open("w")
+    port = address.rsplit(":", 1)[1]
+    started = [
+        subprocess.Popen(
+            _dask("scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"),
+            env=env,
+            stdout=logs[0],
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        ),  # fmt: skip
+        subprocess.Popen(
+            _dask("worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"),
+            env=env,
+            stdout=logs[1],
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        ),  # fmt: skip
+    ]
+    try:
+        _wait_for(address, 2)
+        yield address
+    finally:
+        for proc in reversed(started):  # each in a session of its own: its whole group
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for log in logs:
+            log.close()
+
+
+def test_a_sweep_with_an_exact_route_runs_on_a_cluster_with_dask_defaults(
+    cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Placement's exact reference forks SCIP under its deadline on these sizes: with
+    multiprocessing's fork, every task ended in "daemonic processes are not allowed to have
+    children". Every record comes back once, none an error."""
+    out = tmp_path / "sw.jsonl"
+    argv = ["sweep", "placement", "--count", "4", "--jobs", "3", "--gpus", "6", "--methods",
+            "has,jps", "--time-limit", "60", "--task-seconds", "0", "--scheduler", cluster,
+            "--quiet", "-o", str(out)]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    keys = [(r["instance_hash"], r["method"]) for r in records]
+    assert len(keys) == len(set(keys)) == 4 * 3  # the reference and two methods, each once
+    assert {r["method"] for r in records} == {"exact", "has", "jps"}
+    assert all(r["status"] in ("optimal", "feasible") for r in records)
+    assert all(r["reference_kind"] == "optimum" for r in records)  # the exact route proved
+
+
+def _echo(k: int) -> int:
+    return k
+
+
+def _never() -> None:
+    threading.Event().wait()  # a task that never returns
+
+
+def test_a_task_that_never_returns_gives_its_failed_result_and_the_map_goes_on() -> None:
+    """On the runner's own cluster: the stuck task's call gets the watchdog's result (its
+    worker is restarted), every other call its own; nothing waits for the stuck one."""
+    calls = [(_echo, (k,)) for k in range(3)] + [(_never, ())] + [(_echo, (k,)) for k in (4, 5)]
+    watchdog = Watchdog(5.0, lambda i, why: ("failed", i, why))
+    got = {}
+    options = RunnerOptions(processes=2, task_seconds=0, progress=False)
+    with Pool(options) as pool:
+        for finished in pool.map(calls, watchdog=watchdog):
+            got.update(finished)
+    assert sorted(got) == list(range(6))
+    assert [got[i] for i in (0, 1, 2, 4, 5)] == [0, 1, 2, 4, 5]
+    failed, index, why = got[3]
+    assert (failed, index) == ("failed", 3) and why.startswith("StuckTask: given up after")
+
+
+_ORPHAN = """
+import os, sys, time
+from dlsched.solvers.deadline import call_with_deadline
+
+def work(path):
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(600)
+
+call_with_deadline(work, sys.argv[1], seconds=600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (dead, not yet reaped by init) counts as gone
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
+
+
+def test_forked_work_dies_with_its_parent_killed_9(tmp_path: Path) -> None:
+    """A parent killed -9 (a worker, say) while its forked work runs: the work is killed too
+    (Linux's parent-death signal, else the child's watcher), never left running for ever."""
+    pid_file = tmp_path / "child.pid"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    parent = subprocess.Popen([sys.executable, "-c", _ORPHAN, str(pid_file)], env=env)
+    try:
+        for _ in range(600):  # the child has started (at most a minute on a loaded machine)
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.1)
+        child = int(pid_file.read_text())
+        assert _alive(child)
+    finally:
+        parent.kill()
+        parent.wait()
+    for _ in range(300):  # the child is gone within half a minute (a second without prctl)
+        if not _alive(child):
+            break
+        time.sleep(0.1)
+    assert not _alive(child)
