@@ -125,22 +125,27 @@ def solve(
     seed: int = 0,
     threads: int = 1,
     mip_gap: float = 0.0,
+    bound: bool = False,
     **params: Any,
 ) -> Outcome:
     """Run ``method`` of the instance's family (:func:`methods` lists them) and return its
     verified :class:`~dlsched.result.Outcome`: status, objective, bound, gap, the solution and
     the details. ``params`` are the method's parameters (``route="cpsat"``,
     ``category=(3, 1)``, ...); ``time_limit`` counts model building (None: no limit).
+    ``bound=True``: a heuristic of an online family also computes the certified flow-time
+    bound (``details["flow_time_bound_s"]``, its gap, ``details["bound_time"]``: its
+    seconds, apart from ``wall_time``); off, it reports its own run (status feasible, no gap).
 
     >>> out = solve("elastic/intro-cifar10", "exact")
     >>> str(out.status), out.objective
     ('optimal', 25.0)
     """
     from dlsched.models import MethodOptions, run_method
-    from dlsched.solvers.base import SolveOptions
+    from dlsched.solvers.base import SolverSettings
 
-    solve_options = SolveOptions(time_limit=time_limit, seed=seed, threads=threads, mip_gap=mip_gap)
-    return run_method(load(instance), method, MethodOptions(solve_options, params))
+    settings = SolverSettings(seed=seed, threads=threads, mip_gap=mip_gap)
+    options = MethodOptions(settings, params, time_limit=time_limit, bound=bound)
+    return run_method(load(instance), method, options)
 
 
 def compare(
@@ -151,6 +156,7 @@ def compare(
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     seed: int = 0,
     as_frame: bool = True,
+    bound: bool = False,
 ) -> pd.DataFrame | list[Comparison]:
     """Run ``reference`` (the certified optimum, or its certified lower bound when stopped by
     the time limit: ``reference_kind``) and each of ``methods`` on ``instance``, each under
@@ -159,7 +165,9 @@ def compare(
     number of ``jobs``. Several instances' frames concatenated are what
     :func:`dlsched.plotting.plot_ratios` draws. ``as_frame=False``: the records themselves
     (:class:`~dlsched.bounds.Comparison`, what ``dlsched compare`` prints). Every name is
-    checked before anything runs.
+    checked before anything runs. ``bound=True``: the heuristics of an online family also give
+    their flow time's gap to the certified bound (``flow_time_gap``), computed once for the
+    instance and shared (``bound_time``: the seconds each method spent on it).
 
     >>> frame = compare("hare/toy-2gpu", ["hare", "relaxation"])
     >>> frame[["reference_kind", "reference"]].iloc[0].to_dict()
@@ -170,11 +178,11 @@ def compare(
     from dlsched.bounds import compare as compare_records
     from dlsched.bounds import to_frame
     from dlsched.models import MethodOptions
-    from dlsched.solvers.base import SolveOptions
+    from dlsched.solvers.base import SolverSettings
 
     inst = load(instance)
     names = [methods] if isinstance(methods, str) else list(methods)
-    options = MethodOptions(SolveOptions(time_limit=time_limit, seed=seed))
+    options = MethodOptions(SolverSettings(seed=seed), time_limit=time_limit, bound=bound)
     records = compare_records(inst, names, reference, options)
     if not as_frame:
         return records
