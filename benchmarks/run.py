@@ -17,7 +17,8 @@ HERE = Path(__file__).parent
 
 SUITES = ("placement", "hare", "ddlwmp", "hare_online", "elastic", "verify")
 #: sections measured by their own scripts (each names its command), appended after the suites:
-#: time_limits.py, the rounding_<family>.py tables, startup.py, sweep_scaling.py
+#: time_limits.py, the rounding_<family>.py tables, startup.py, sweep_scaling.py,
+#: bound_timings.py
 EXTRAS = (
     "time_limits",
     "rounding",
@@ -25,6 +26,7 @@ EXTRAS = (
     "sweep_scaling",
     "trace_online",
     "worst_case_search",
+    "bound_timings",
 )
 
 
