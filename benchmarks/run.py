@@ -19,6 +19,7 @@ SUITES = ("placement", "hare", "ddlwmp", "hare_online", "elastic", "verify")
 #: sections measured by their own scripts (each names its command), appended after the suites:
 #: time_limits.py, the rounding_<family>.py tables, startup.py, sweep_scaling.py,
 #: frontier_rsumwc.py
+#: bound_timings.py
 EXTRAS = (
     "time_limits",
     "rounding",
@@ -27,6 +28,7 @@ EXTRAS = (
     "trace_online",
     "worst_case_search",
     "frontier_rsumwc",
+    "bound_timings",
 )
 
 

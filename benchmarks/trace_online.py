@@ -11,7 +11,9 @@ online hare on 36 V100 + 36 P100 + 36 K80 in rounds of an hour; elastic on the s
 servers of 4 and slots of six hours). The family's policies are imported and its flow-time
 bound computed once per trace (``bound computed in``), then each policy runs in its own
 process, forked from that state (``--parallel`` at once, default 2), as
-``dlsched.models.run_method`` with ``--time-limit`` seconds:
+``dlsched.models.run_method`` with ``--time-limit`` seconds and the bound asked for
+(``MethodOptions(bound=True)``: each child finds it computed, the families keep it per
+instance object):
 
 - flow time, bound, gap: the outcome's details ``flow_time_s``, ``flow_time_bound_s`` (the
   family's certified bound, the same for every policy of a family on a trace) and
@@ -180,10 +182,9 @@ def warm(family: str) -> float:
 def run_policy(policy: str, params: dict[str, Any], limit: float) -> dict[str, Any]:
     """One policy on :data:`INSTANCE` (in the child)."""
     from dlsched.models import MethodOptions, run_method
-    from dlsched.solvers import SolveOptions
 
     t = time.perf_counter()
-    opts = MethodOptions(solve=SolveOptions(time_limit=limit), params=params)
+    opts = MethodOptions(time_limit=limit, params=params, bound=True)  # the bound of warm()
     out = run_method(INSTANCE, policy, opts)
     d = out.details
     keep = ("flow_time_s", "flow_time_bound_s", "flow_time_gap", "reason")

@@ -6,7 +6,7 @@
 The workload is ``dlsched generate ddlwmp --jobs N --gpus G --seed 1 --param setting=paper
 --param load=0.9``, written once in each form (compact JSON, Parquet, and the full JSON of
 before for comparison unless ``--no-full``) into a temporary folder. Each run is one child
-process, ``dlsched solve FILE --method POLICY`` (the text report, as a user runs it; with
+process, ``dlsched solve FILE --method POLICY --bound`` (the text report, as a user runs it; with
 ``--param pooled=true`` for the pooled cluster), started fresh:
 
 - seconds: its wall time, start to exit (imports, load, simulation, check, bound, report);
@@ -90,6 +90,7 @@ def _child(argv: list[str]) -> tuple[float, float, int]:
 
 def solve_run(path: Path, policy: str, pooled: bool, side: Path) -> dict[str, Any]:
     argv = [sys.executable, "-c", CHILD, str(side), "solve", str(path), "--method", policy]
+    argv.append("--bound")  # the flow-time bound and gap of the table
     if pooled:
         argv += ["--param", "pooled=true"]
     seconds, rss, code = _child(argv)

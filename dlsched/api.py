@@ -155,12 +155,16 @@ def solve(
     seed: int = 0,
     threads: int = 1,
     mip_gap: float = 0.0,
+    bound: bool = False,
     **params: Any,
 ) -> Outcome:
     """Run ``method`` of the instance's family (:func:`methods` lists them) and return its
     verified :class:`~dlsched.result.Outcome`: status, objective, bound, gap, the solution and
     the details. ``params`` are the method's parameters (``route="cpsat"``,
     ``category=(3, 1)``, ...); ``time_limit`` counts model building (None: no limit).
+    ``bound=True``: a heuristic of an online family also computes the certified flow-time
+    bound (``details["flow_time_bound_s"]``, its gap, ``details["bound_time"]``: its
+    seconds, apart from ``wall_time``); off, it reports its own run (status feasible, no gap).
 
     >>> out = solve("elastic/intro-cifar10", "exact")
     >>> str(out.status), out.objective
@@ -172,9 +176,10 @@ def solve(
     inst = load(instance)
     arguments.text("method", method)
     arguments.settings(time_limit, seed, threads, mip_gap)
+    arguments.flag("bound", bound)
     params = arguments.method_params(params)
     settings = SolverSettings(seed=seed, threads=threads, mip_gap=mip_gap)
-    options = MethodOptions(settings, params, time_limit=time_limit)
+    options = MethodOptions(settings, params, time_limit=time_limit, bound=bound)
     return run_method(inst, method, options)
 
 
@@ -186,6 +191,7 @@ def compare(
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     seed: int = 0,
     as_frame: bool = True,
+    bound: bool = False,
 ) -> pd.DataFrame | list[Comparison]:
     """Run ``reference`` (the certified optimum, or its certified lower bound when stopped by
     the time limit: ``reference_kind``) and each of ``methods`` on ``instance``, each under
@@ -195,7 +201,10 @@ def compare(
     commas (``"hare,relaxation"``, as on the command line). Several instances' frames
     concatenated are what :func:`dlsched.plotting.plot_ratios` draws. ``as_frame=False``: the
     records themselves (:class:`~dlsched.bounds.Comparison`, what ``dlsched compare``
-    prints). Every name is checked before anything runs.
+    prints). Every name is checked before anything runs. ``bound=True``: the heuristics of an
+    online family also give their flow time's gap to the certified bound (``flow_time_gap``),
+    computed once for the instance and shared (``bound_time``: the seconds each method spent on
+    it).
 
     >>> frame = compare("hare/toy-2gpu", ["hare", "relaxation"])
     >>> frame[["reference_kind", "reference"]].iloc[0].to_dict()
@@ -214,7 +223,8 @@ def compare(
     arguments.seconds("time_limit", time_limit)
     arguments.seed("seed", seed)
     arguments.flag("as_frame", as_frame)
-    options = MethodOptions(SolverSettings(seed=seed), time_limit=time_limit)
+    arguments.flag("bound", bound)
+    options = MethodOptions(SolverSettings(seed=seed), time_limit=time_limit, bound=bound)
     records = compare_records(inst, names, reference, options)
     if not as_frame:
         return records

@@ -1,10 +1,10 @@
 """The ``dlsched`` command line.
 
-    dlsched solve INSTANCE --method METHOD [--time-limit S] [--json] [--plot FILE] ...
+    dlsched solve INSTANCE --method METHOD [--time-limit S] [--bound] [--json] [--plot FILE] ...
     dlsched instances list
     dlsched methods FAMILY
     dlsched generate FAMILY --jobs S --gpus K --seed N -o FILE
-    dlsched compare INSTANCE --methods A,B,... [--reference exact] [--json]
+    dlsched compare INSTANCE --methods A,B,... [--reference exact] [--bound] [--json]
     dlsched sweep FAMILY --count N --jobs S --gpus K --methods A,B [--param K=V] [--processes P |
                   --scheduler ADDRESS] -o FILE.jsonl
     dlsched verify [THEOREM ...] --count N [--processes P | --scheduler ADDRESS] -o DIR
@@ -307,6 +307,19 @@ def _add_solve(sub: Any) -> None:
     s.add_argument("--plot", default=None, metavar="FILE", help="save a picture of the solution")
     _refuse_workers(s)
     _refuse_processes(s)
+    _add_bound(s)
+
+
+#: What ``--bound`` asks of a heuristic (:attr:`dlsched.models.MethodOptions.bound`).
+BOUND_HELP = (
+    "a heuristic of an online family also computes the certified flow-time bound and its gap "
+    "(its seconds reported as bound_time, apart from the wall time); without it, the "
+    "heuristic's own run"
+)
+
+
+def _add_bound(parser: Any, what: str = BOUND_HELP) -> None:
+    parser.add_argument("--bound", action="store_true", help=what)
 
 
 def _add_generate(sub: Any) -> None:
@@ -333,6 +346,7 @@ def _add_compare(sub: Any) -> None:
     )
     _refuse_workers(c)
     _refuse_processes(c)
+    _add_bound(c, BOUND_HELP + " (computed once for the instance, shared by the methods)")
 
 
 def _add_sweep(sub: Any) -> None:
@@ -355,6 +369,7 @@ def _add_sweep(sub: Any) -> None:
         metavar="FILE",
         help="save the ratios of every record in the file against the instances' jobs",
     )
+    _add_bound(w, BOUND_HELP + " (computed once per instance, shared by its methods)")
 
 
 def _add_verify(sub: Any) -> None:
@@ -540,7 +555,7 @@ def _readable(value: Any, top: bool = False) -> str:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     from dlsched import api, families
-    from dlsched.result import json_safe
+    from dlsched.result import write_json
     from dlsched.solvers.progress import heartbeat
 
     inst = _load(args.instance)
@@ -552,9 +567,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     params = _params(args, api.solve)
     with heartbeat(f"{args.method} on {_short(args.instance)}", args.time_limit):
         outcome = api.solve(inst, args.method, time_limit=args.time_limit, seed=args.seed,
-                            threads=args.threads, **params)  # fmt: skip
-    if args.json:
-        print(json.dumps(json_safe(outcome.to_json(inst)), indent=1))
+                            threads=args.threads, bound=args.bound, **params)  # fmt: skip
+    if args.json:  # written as it goes: a schedule of many jobs is never one string
+        write_json(outcome.to_json(inst), sys.stdout)
+        sys.stdout.write("\n")
     else:
         print("\n".join(_outcome_lines(outcome, inst)))
     if plot is not None:  # after printing: a failing picture never loses the result
@@ -613,7 +629,8 @@ def _methods_arg(text: str) -> list[str]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from dlsched.api import compare
-    from dlsched.bounds import check_methods, format_table
+    from dlsched.bounds import TABLE_COLUMNS, check_methods, format_table
+    from dlsched.bounds.comparisons import BOUND_FIELDS
     from dlsched.result import json_safe
     from dlsched.solvers.progress import heartbeat
 
@@ -622,13 +639,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     names = _methods_arg(args.methods)
     check_methods(inst.family, names, args.reference)  # before any solving
     with heartbeat(f"compare on {_short(args.instance)}"):
-        rows = compare(
-            inst, names, args.reference, time_limit=args.time_limit, seed=args.seed, as_frame=False
-        )
+        rows = compare(inst, names, args.reference, time_limit=args.time_limit, seed=args.seed,
+                       as_frame=False, bound=args.bound)  # fmt: skip
     if args.json:
         print(json.dumps([json_safe(r.to_json()) for r in rows], indent=1))
     else:
-        print(format_table(rows))
+        print(format_table(rows, TABLE_COLUMNS + (BOUND_FIELDS if args.bound else ())))
     if plot is not None:
         _save_ratios([r.to_json() for r in rows], plot, args.plot)
     return 0
@@ -669,7 +685,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         family.generate(args.jobs, args.gpus, seed, **params)
         for seed in range(args.first_seed, args.first_seed + args.count)
     )
-    opts = MethodOptions(time_limit=args.time_limit)
+    opts = MethodOptions(time_limit=args.time_limit, bound=args.bound)
     rows = sweep(
         instances,
         _methods_arg(args.methods),

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from time import perf_counter
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dlsched.errors import AgreementError, OptionError
 from dlsched.solvers.base import SolveResult, Status, relative_gap
@@ -13,6 +15,8 @@ from dlsched.solvers.certify import Proof, bound_only, certify
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from dlsched.solvers.deadline import Clock
 
 #: Relative agreement demanded between a producer's own objective and the checker's.
 AGREEMENT = 1e-6
@@ -172,6 +176,21 @@ def verified_outcome(
     )
 
 
+def on_request(
+    outcome: Outcome, wanted: bool, bounded: Callable[[], Outcome], clock: Clock = perf_counter
+) -> Outcome:
+    """A heuristic's ``outcome`` as its own run made it, unless a bound is ``wanted``
+    (:attr:`dlsched.models.MethodOptions.bound`): then ``bounded()``, the outcome with its
+    bound in the details, and ``details["bound_time"]``, the seconds ``bounded`` took on
+    ``clock`` (about 0 when a method run before it on the same instance computed the bound);
+    ``wall_time`` stays the run's own."""
+    if not wanted:
+        return outcome
+    start = clock()
+    out = bounded()
+    return replace(out, details={**out.details, "bound_time": clock() - start})
+
+
 def no_solution(
     instance: Any,
     method: str,
@@ -215,6 +234,52 @@ def _flatten(details: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[name] = value
     return out
+
+
+#: Levels of containers :func:`write_json` writes item by item (the outcome, its solution, the
+#: solution's jobs, one job's entry); deeper ones (a job's placement) are written whole.
+STREAM_DEPTH = 4
+
+
+def write_json(value: Any, out: TextIO, depth: int = STREAM_DEPTH) -> None:
+    """``value`` written to ``out`` as ``json.dumps(json_safe(value), indent=1)`` writes it,
+    to the byte, but as it goes: a mapping or list down to ``depth`` levels item by item, each
+    deeper value made plain JSON (:func:`json_safe`) and written alone, so that a large answer
+    (a schedule of 150,000 jobs) never stands whole in memory as JSON or as text. A deeper
+    container met again (the same object: equal placements shared by a schedule's jobs) is
+    written from its first text."""
+    _write(value, out, depth, 0, {})
+
+
+def _write(
+    value: Any, out: TextIO, depth: int, level: int, seen: dict[tuple[int, int], Any]
+) -> None:
+    """:func:`write_json` of ``value`` nested ``level`` deep (its lines' indent); ``seen``:
+    (id, level) -> (container, its text) of the deeper containers written so far."""
+    if value is None or isinstance(value, str | int | float):  # no indent to a number
+        out.write(json.dumps(json_safe(value)))
+        return
+    pad = " " * level
+    if depth > 0 and isinstance(value, Mapping | list | tuple) and value:
+        mapping = isinstance(value, Mapping)
+        out.write("{" if mapping else "[")
+        pairs = value.items() if isinstance(value, Mapping) else enumerate(value)
+        for k, (key, item) in enumerate(pairs):
+            out.write(f"{',' if k else ''}\n{pad} ")
+            if mapping:
+                out.write(json.dumps(str(key)) + ": ")
+            _write(item, out, depth - 1, level + 1, seen)
+        out.write(f"\n{pad}{'}' if mapping else ']'}")
+        return
+    container = isinstance(value, Mapping | list | tuple)
+    if container and (id(value), level) in seen:
+        out.write(seen[id(value), level][1])
+        return
+    text = json.dumps(json_safe(value), indent=1)
+    text = text.replace("\n", "\n" + pad) if level else text
+    if container:
+        seen[id(value), level] = (value, text)  # the container kept: its id is not reused
+    out.write(text)
 
 
 def json_safe(x: Any) -> Any:

@@ -42,15 +42,16 @@ def cli(capsys: Any, *argv: str) -> tuple[int, str, str]:
 
 
 def solve_each(capsys: Any, trace: str, methods: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The details of ``dlsched solve TRACE --method M --json`` for each method (each must
-    succeed), after checking that the text report of the first prints the flow-time line."""
-    code, out, err = cli(capsys, "solve", trace, "--method", methods[0])
+    """The details of ``dlsched solve TRACE --method M --bound --json`` for each method (each
+    must succeed), after checking that the text report of the first prints the flow-time line
+    with the bound and the gap."""
+    code, out, err = cli(capsys, "solve", trace, "--method", methods[0], "--bound")
     assert code == 0, err
     line = next(ln for ln in out.splitlines() if ln.startswith("flow time"))
     assert "bound" in line and "gap" in line, line
     got = []
     for method in methods:
-        code, out, err = cli(capsys, "solve", trace, "--method", method, "--json")
+        code, out, err = cli(capsys, "solve", trace, "--method", method, "--bound", "--json")
         assert code == 0, err
         got.append(json.loads(out)["details"])
     return got

@@ -8,7 +8,7 @@ is the one module of :mod:`dlsched.bounds` that runs methods.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from dlsched.bounds.guarantees import guarantee_for, verdict
@@ -38,10 +38,23 @@ class Comparison:
     guarantee: float | None
     holds: bool | None  # ratio <= guarantee (None when unknown)
     jobs: int | None = None  # the instance's size, what ratios are drawn against
+    #: with a bound asked for (:attr:`MethodOptions.bound`): an online heuristic's flow time's
+    #: gap to the certified flow-time bound, and the seconds the method spent on the bound
+    #: (apart from ``wall_time``; the first method to ask computes it, the others share it)
+    flow_time_gap: float | None = None
+    bound_time: float | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The record as plain JSON; the bound's two fields only when a bound was given."""
         out: dict[str, Any] = json_safe(asdict(self))
+        for name in BOUND_FIELDS:
+            if out[name] is None:
+                del out[name]
         return out
+
+
+#: The fields of a :class:`Comparison` that a bound asked for fills.
+BOUND_FIELDS = ("flow_time_gap", "bound_time")
 
 
 def reference_of(out: Outcome) -> tuple[float | None, str]:
@@ -83,6 +96,8 @@ def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
         guarantee=bound,
         holds=holds,
         jobs=getattr(instance, "num_jobs", None),
+        flow_time_gap=out.details.get("flow_time_gap"),
+        bound_time=out.details.get("bound_time"),
     )
 
 
@@ -107,10 +122,11 @@ def against_reference(
 ) -> Iterator[Comparison]:
     """Run ``reference`` once, then each of ``methods`` (the reference itself skipped), each
     record yielded as soon as it is run: first the reference's own (when ``with_reference``).
-    Every outcome is checker-verified (the method layer guarantees it)."""
-    ref = run_method(
-        instance, reference, MethodOptions(solve=options.solve, time_limit=options.time_limit)
-    )
+    Every outcome is checker-verified (the method layer guarantees it). The reference runs
+    without the methods' parameters. With ``options.bound``, the instance's bound is computed
+    by the first run that asks for it and shared by the others (the families keep it per
+    instance object)."""
+    ref = run_method(instance, reference, replace(options, params={}))
     if with_reference:
         yield comparison(instance, ref, ref)
     for m in methods:
@@ -138,6 +154,7 @@ def to_frame(rows: Iterable[Comparison]):  # type: ignore[no-untyped-def]
 
 
 __all__ = [
+    "BOUND_FIELDS",
     "Comparison",
     "against_reference",
     "check_methods",

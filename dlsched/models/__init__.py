@@ -23,8 +23,8 @@ from dlsched.solvers.deadline import Clock, Deadline
 
 @dataclass(frozen=True)
 class MethodOptions:
-    """A method's time limit, its solver settings (seed, threads, gap) and its parameters
-    (category, alpha, ...).
+    """A method's time limit, its solver settings (seed, threads, gap), its parameters
+    (category, alpha, ...) and whether a heuristic also computes a bound (``bound``).
 
     The limit lives here alone, as ``time_limit`` and the running ``deadline`` started from it;
     ``solve`` carries no limit, so a route receives one budget (the deadline) and settings, and
@@ -43,6 +43,10 @@ class MethodOptions:
     clock: Clock = field(default=time.perf_counter, repr=False, compare=False)
     #: seconds the whole method may take, model building included (None: no limit)
     time_limit: float | None = DEFAULT_TIME_LIMIT
+    #: a heuristic also computes a certified lower bound on its answer (the online families'
+    #: flow-time bounds, once per instance object: the methods run on one instance share it),
+    #: after its own run, within its deadline; off, it reports its own run alone
+    bound: bool = False
 
     def __post_init__(self) -> None:
         solve: Any = self.solve
@@ -56,6 +60,8 @@ class MethodOptions:
             object.__setattr__(self, "time_limit", solve.time_limit)
             object.__setattr__(self, "solve", solve.settings)
         check_time_limit(self.time_limit)
+        if not isinstance(self.bound, bool):
+            raise OptionError("bound", self.bound, "expected true or false")
         if self.deadline is None:
             object.__setattr__(self, "deadline", Deadline.after(self.time_limit, self.clock))
 

@@ -297,7 +297,8 @@ def test_the_command_lines_solve_is_the_apis(capsys, monkeypatch) -> None:
 
     monkeypatch.setattr(api, "solve", spy)
     assert main(["solve", TOY, "--method", "hare", "--seed", "3", "--param", 'h="max"']) == 0
-    assert calls == [("hare", {"time_limit": 300.0, "seed": 3, "threads": 1, "h": "max"})]
+    want = {"time_limit": 300.0, "seed": 3, "threads": 1, "bound": False, "h": "max"}
+    assert calls == [("hare", want)]
     assert "objective  16" in capsys.readouterr().out
 
 

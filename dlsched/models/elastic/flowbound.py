@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dlsched.models.elastic.instance import ElasticInstance, durations, most_workers
-from dlsched.models.elastic.timebound import time_indexed_bound
 from dlsched.online.bounds import FlowBound, cached, flow_details, relaxations
 from dlsched.solvers.deadline import NEVER, Deadline
 
@@ -71,18 +70,19 @@ def least_use(inst: ElasticInstance, j: int, most: list[int]) -> tuple[float, np
 
 def flow_bound(inst: ElasticInstance, deadline: Deadline = NEVER) -> FlowBound:
     """The per-job, pooled and time-indexed bounds of the module docstring (in slots), the
-    largest of each (:func:`preemptive_bound`, :func:`~.timebound.time_indexed_bound`; the
-    latter with the jobs' weights too when they differ)."""
+    largest of each (:func:`preemptive_bound`, :func:`~.timebound.time_indexed_bounds`; the
+    latter with the jobs' weights too when they differ, in the same pass)."""
+    from dlsched.models.elastic.timebound import time_indexed_bounds
+
     base = preemptive_bound(inst, deadline)
     weights = [job.weight for job in inst.jobs]
-    unit = time_indexed_bound(inst, [1.0] * inst.num_jobs, deadline).value
+    both = len(set(weights)) > 1  # unit weights and the jobs' own, in one pass
+    got = time_indexed_bounds(inst, [[1.0] * inst.num_jobs, *([weights] if both else [])], deadline)
+    unit = got[0].value
     if not math.isfinite(unit):  # a job cannot end by T: no schedule, nothing to add
         return base
     flow = max(base.flow, math.ceil(unit - math.fsum(float(j.arrival) for j in inst.jobs)))
-    if len(set(weights)) <= 1:
-        weighted = (weights[0] if weights else 1.0) * unit
-    else:
-        weighted = time_indexed_bound(inst, weights, deadline).value
+    weighted = got[1].value if both else (weights[0] if weights else 1.0) * unit
     return replace(base, flow=flow, weighted_completion=max(base.weighted_completion, weighted))
 
 

@@ -50,6 +50,8 @@ MARGIN = 1e-9
 MAX_ITERATIONS = 200
 #: A run enters the master when its reduced cost is below -REDUCED_TOL.
 REDUCED_TOL = 1e-7
+#: Slots of run costs priced at once (groups x horizon): about 4 MB of them.
+BLOCK = 500_000
 
 #: A run (j, m, n, d, s): job j on n workers of type m from slot s for d slots.
 RunKey = tuple[int, int, int, int, int]
@@ -94,7 +96,9 @@ def shapes(inst: ElasticInstance) -> Shapes:
 
 class Pricing:
     """Each job's cheapest run at prices lam [R, T] (:meth:`cheapest`), every start at once:
-    runs of one shape and weight share the window sums and their suffix minima."""
+    runs of one shape and weight form a group, which shares the window sums and their suffix
+    minima; the groups are priced together, in blocks of about :data:`BLOCK` slots (the
+    groups by their first arrival, each block from its first arrival on)."""
 
     def __init__(self, inst: ElasticInstance, shape: Shapes, weights: Sequence[float]):
         self.inst, self.horizon = inst, inst.horizon
@@ -102,13 +106,46 @@ class Pricing:
         self.supply = np.array([s.capacity for s in inst.servers], dtype=float).sum(axis=0)
         self.arrival = np.array([j.arrival for j in inst.jobs], dtype=np.int64)
         self.weights = np.asarray(weights, dtype=float)
-        groups: dict[tuple[int, int, int, float], list[int]] = {}
+        groups: dict[tuple[int, int, int, float], int] = {}
+        run_job, run_group = [], []
         for j, runs in enumerate(shape.of):
             for m, n, d in runs:
-                groups.setdefault((m, n, d, float(self.weights[j])), []).append(j)
-        self.groups = {k: np.array(v, dtype=np.int64) for k, v in groups.items()}
+                run_job.append(j)
+                run_group.append(groups.setdefault((m, n, d, float(self.weights[j])), len(groups)))
+        #: each group's (m, n, d, w), in the order first met (ties go to the first)
+        self.group = np.array(list(groups), dtype=float).reshape(-1, 4)
+        self.shape = self.group[:, :3].astype(np.int64)
+        # the runs by job, then group: a job's runs are one segment, its first cheapest first
+        order = np.lexsort((run_group, run_job))
+        self.run_job = np.array(run_job, dtype=np.int64)[order]
+        self.run_group = np.array(run_group, dtype=np.int64)[order]
+        self.has_runs = np.unique(self.run_job)
+        self.first_run = np.searchsorted(self.run_job, self.has_runs)
         #: jobs without a run that ends by T: no schedule at all, no bound from here
         self.missing = [j for j, runs in enumerate(shape.of) if not runs]
+        self._blocks()
+
+    def _blocks(self) -> None:
+        """The pricing's blocks: the groups by their first arrival (``by_arrival``, block k
+        its slice ``cut[k]:cut[k + 1]``; ``rank``: each group's place there), the runs of each
+        (``block_runs``); each group's (m, d) among the distinct ones (``spans``,
+        ``span_of``)."""
+        count = len(self.group)
+        first = np.full(count, self.horizon, dtype=np.int64)
+        np.minimum.at(first, self.run_group, self.arrival[self.run_job])
+        self.by_arrival = np.argsort(first, kind="stable")
+        self.first_arrival = first[self.by_arrival]
+        self.cut = [*range(0, count, max(1, BLOCK // max(1, self.horizon))), count]
+        self.rank = np.empty(count, dtype=np.int64)  # each group's place in by_arrival
+        self.rank[self.by_arrival] = np.arange(count)
+        place = self.rank[self.run_group]
+        runs = np.argsort(place, kind="stable")
+        blocks = np.split(runs, np.searchsorted(place[runs], self.cut[1:-1]))
+        self.block_runs = blocks if count else []
+        key = self.shape[:, 0] * (self.horizon + 1) + self.shape[:, 2]
+        spans, self.span_of = np.unique(key, return_inverse=True)
+        self.span_of = self.span_of.reshape(-1)
+        self.spans = np.stack([spans // (self.horizon + 1), spans % (self.horizon + 1)], 1)
 
     def cheapest(self, lam: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """(L(lam) lowered by the rounding margin, each job's cheapest run cost [J], its run
@@ -116,25 +153,25 @@ class Pricing:
         j_count = self.inst.num_jobs
         per_worker = self.demand @ lam  # [M, T]: the price of one worker in each slot
         prefix = np.concatenate([np.zeros((len(per_worker), 1)), per_worker.cumsum(axis=1)], 1)
+        window = self._windows(prefix)
+        low = np.empty(len(self.run_job))
+        at = np.empty(len(self.run_job), dtype=np.int64)
+        for k, runs in enumerate(self.block_runs):
+            groups = self.by_arrival[self.cut[k] : self.cut[k + 1]]
+            start = int(self.first_arrival[self.cut[k]])
+            g_low, g_at = _suffix_min(self._costs(window, groups, start))
+            row = self.rank[self.run_group[runs]] - self.cut[k]
+            a = self.arrival[self.run_job[runs]] - start
+            low[runs], at[runs] = g_low[row, a], g_at[row, a] + start
         best = np.full(j_count, np.inf)
         run = np.zeros((j_count, 4), dtype=np.int64)
-        for (m, n, d, w), jobs in self.groups.items():
-            s = np.arange(self.horizon - d + 1)
-            cost = w * (s + d) + n * (prefix[m, s + d] - prefix[m, s])
-            low, at = _suffix_min(cost)
-            a = self.arrival[jobs]
-            better = low[a] < best[jobs]
-            take = jobs[better]
-            best[take] = low[a][better]
-            run[take] = np.stack(
-                [
-                    np.full(len(take), m),
-                    np.full(len(take), n),
-                    np.full(len(take), d),
-                    at[a][better],
-                ],
-                axis=1,
-            )
+        if len(low):
+            least = np.minimum.reduceat(low, self.first_run)
+            hit = np.flatnonzero(low == np.repeat(least, np.diff([*self.first_run, len(low)])))
+            first = hit[np.searchsorted(hit, self.first_run)]  # each job's first cheapest run
+            best[self.has_runs] = low[first]
+            run[self.has_runs, :3] = self.shape[self.run_group[first]]
+            run[self.has_runs, 3] = at[first]
         if self.missing:
             return -math.inf, best, run
         paid = float((lam * self.supply[:, None]).sum())
@@ -142,14 +179,32 @@ class Pricing:
         margin = MARGIN * (float(np.abs(best).sum()) + paid) + MARGIN
         return total - margin, best, run
 
+    def _windows(self, prefix: np.ndarray) -> np.ndarray:
+        """[spans, T]: the price of one worker of type m in slots s .. s + d - 1, for each
+        distinct (m, d) of the runs and each start s; inf where it would end after T."""
+        s = np.arange(self.horizon)[None, :]
+        kind, end = self.spans[:, :1], s + self.spans[:, 1:]
+        window = prefix[kind, np.minimum(end, self.horizon)] - prefix[kind, s]
+        window[end > self.horizon] = np.inf
+        return window
+
+    def _costs(self, window: np.ndarray, groups: np.ndarray, start: int) -> np.ndarray:
+        """[G, T - start]: the cost w (s + d) + n (the prices of slots s .. s + d - 1) of the
+        run of each of ``groups`` from each start s >= ``start``, inf where it ends after T."""
+        _, n, d = self.shape[groups].T
+        ends = np.lib.stride_tricks.sliding_window_view(np.arange(2 * self.horizon), self.horizon)
+        w = self.group[groups, 3:]
+        return w * ends[d, start:] + n[:, None] * window[self.span_of[groups], start:]
+
 
 def _suffix_min(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(min of cost[s:], the first index attaining it) for every s."""
-    rev = cost[::-1]
-    low = np.minimum.accumulate(rev)
-    pos = np.where(rev <= low, np.arange(len(rev)), -1)
-    last = np.maximum.accumulate(pos)  # in rev: the latest position reaching the minimum
-    return low[::-1], (len(rev) - 1 - last)[::-1]
+    """(min of cost[..., s:], the first index attaining it) for every s, along the last
+    axis."""
+    rev = cost[..., ::-1]
+    low = np.minimum.accumulate(rev, axis=-1)
+    pos = np.where(rev <= low, np.arange(rev.shape[-1]), -1)
+    last = np.maximum.accumulate(pos, axis=-1)  # in rev: the latest position reaching the min
+    return low[..., ::-1], (rev.shape[-1] - 1 - last)[..., ::-1]
 
 
 class Master:
@@ -224,27 +279,38 @@ class Master:
 
 def greedy_runs(pricing: Pricing, shape: Shapes) -> list[RunKey]:
     """A feasible start for the master: jobs by arrival, each at its earliest completion in
-    what the pooled capacities leave (a job with no room keeps its artificial run)."""
+    what the pooled capacities leave (a job with no room keeps its artificial run; of runs
+    completing together, the first of its shapes)."""
     inst = pricing.inst
     horizon, demand = inst.horizon, pricing.demand
     left = np.repeat(pricing.supply[:, None], horizon, axis=1)  # [R, T]
     out: list[RunKey] = []
     for j in sorted(range(inst.num_jobs), key=lambda k: (inst.jobs[k].arrival, k)):
-        a, best = inst.jobs[j].arrival, None
-        for m, n, d in shape.of[j]:
-            need = n * demand[m][:, None]
-            fits = (left[:, a:] >= need - 1e-9).all(axis=0)
-            bad = np.concatenate([[0], np.cumsum(~fits)])
-            if d > len(fits):
-                continue
-            ok = np.flatnonzero(bad[d:] - bad[:-d] == 0)
-            if len(ok) and (best is None or a + ok[0] + d < best[4] + best[3]):
-                best = (j, m, n, d, a + int(ok[0]))
-        if best is not None:
-            _, m, n, d, s = best
-            left[:, s : s + d] -= n * demand[m][:, None]
-            out.append(best)
+        a, runs = inst.jobs[j].arrival, np.array(shape.of[j], dtype=np.int64).reshape(-1, 3)
+        start = _earliest_starts(left[:, a:], demand, runs)
+        if not (start >= 0).any():
+            continue
+        k = int(np.argmin(np.where(start >= 0, start + runs[:, 2], np.iinfo(np.int64).max)))
+        m, n, d = (int(x) for x in runs[k])
+        s = a + int(start[k])
+        left[:, s : s + d] -= n * demand[m][:, None]
+        out.append((j, m, n, d, s))
     return out
+
+
+def _earliest_starts(free: np.ndarray, demand: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """[K]: the earliest slot (from 0) at which run k = (m, n, d) of ``runs`` fits in ``free``
+    [R, slots] for its d slots, -1 where it never does."""
+    if not len(runs) or not free.shape[1]:
+        return np.full(len(runs), -1, dtype=np.int64)
+    need = runs[:, 1, None] * demand[runs[:, 0]]  # [K, R]
+    fits = (free[None, :, :] >= need[:, :, None] - 1e-9).all(axis=1)  # [K, slots]
+    slot = np.arange(free.shape[1])
+    stop = np.where(fits, free.shape[1], slot)  # the first slot that does not fit, from each
+    stop = np.minimum.accumulate(stop[:, ::-1], axis=1)[:, ::-1]
+    room = stop - slot >= runs[:, 2, None]
+    first = room.argmax(axis=1)
+    return np.where(room[np.arange(len(runs)), first], first, -1)
 
 
 @dataclass(frozen=True)
@@ -268,15 +334,41 @@ def time_indexed_bound(
     None: the jobs' own), within ``deadline`` and ``max_iterations`` master LPs; -inf when some
     job cannot end by T (no schedule: the instance is infeasible)."""
     w = [j.weight for j in inst.jobs] if weights is None else list(weights)
+    return time_indexed_bounds(inst, [w], deadline, max_iterations)[0]
+
+
+def time_indexed_bounds(
+    inst: ElasticInstance,
+    weightings: Sequence[Sequence[float]],
+    deadline: Deadline = NEVER,
+    max_iterations: int = MAX_ITERATIONS,
+) -> tuple[TimeBound, ...]:
+    """:func:`time_indexed_bound` for each weighting in turn, in one pass: the runs of every
+    job (:func:`shapes`) and the master's first runs (:func:`greedy_runs`, which no weight
+    changes) found once for all; each value the same as alone."""
     shape = shapes(inst)
-    pricing = Pricing(inst, shape, w)
-    zero = np.zeros((len(pricing.supply), inst.horizon))
-    best, _, first = pricing.cheapest(zero)
-    if pricing.missing or deadline.passed():
-        return TimeBound(best, None, 0, False)
+    start: list[RunKey] | None = None
+    out = []
+    for w in weightings:
+        pricing = Pricing(inst, shape, w)
+        zero = np.zeros((len(pricing.supply), inst.horizon))
+        best, _, first = pricing.cheapest(zero)
+        if pricing.missing or deadline.passed():
+            out.append(TimeBound(best, None, 0, False))
+            continue
+        start = greedy_runs(pricing, shape) if start is None else start
+        initial = start + [_key(j, first[j]) for j in range(inst.num_jobs)]
+        out.append(_generate(pricing, initial, best, deadline, max_iterations))
+    return tuple(out)
+
+
+def _generate(
+    pricing: Pricing, initial: list[RunKey], best: float, deadline: Deadline, max_iterations: int
+) -> TimeBound:
+    """Column generation from the runs ``initial`` (added in this order), ``best`` the
+    largest L met so far."""
     master = Master(pricing, deadline)
-    master.add(greedy_runs(pricing, shape))
-    master.add([_key(j, first[j]) for j in range(inst.num_jobs)])
+    master.add(initial)
     value, iterations = None, 0
     while iterations < max_iterations and not deadline.passed():
         got = master.solve()
@@ -293,4 +385,12 @@ def time_indexed_bound(
     return TimeBound(best, value, iterations, False)
 
 
-__all__ = ["Pricing", "Shapes", "TimeBound", "greedy_runs", "shapes", "time_indexed_bound"]
+__all__ = [
+    "Pricing",
+    "Shapes",
+    "TimeBound",
+    "greedy_runs",
+    "shapes",
+    "time_indexed_bound",
+    "time_indexed_bounds",
+]

@@ -230,7 +230,8 @@ def test_pooled_param_on_the_command_line(tmp_path: Path, capsys) -> None:
     from dlsched.cli import main
 
     path = save(generate(30, 16, 1, setting="paper", load=1.2), tmp_path / "g.json")
-    code = main(["solve", str(path), "--method", "spjf", "--param", "pooled=true", "--json"])
+    argv = ["solve", str(path), "--method", "spjf", "--param", "pooled=true", "--bound"]
+    code = main([*argv, "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err
     got = json.loads(out)
@@ -273,7 +274,7 @@ def test_flow_bound_is_below_the_optimum_and_every_policy(seed: int) -> None:
     assert bound <= exact.objective - releases + 1e-6
     for name in POLICIES:
         for pool in (False, True):
-            out = run_method(inst, name, MethodOptions(params={"pooled": pool}))
+            out = run_method(inst, name, MethodOptions(params={"pooled": pool}, bound=True))
             d = out.details
             assert d["flow_time_s"] == pytest.approx(out.objective - releases)
             assert d["flow_time_bound_s"] == pytest.approx(bound)

@@ -96,7 +96,8 @@ def test_flow_report_gives_the_larger_piece_once_per_instance(monkeypatch) -> No
     calls = []
     real = flowlp.compute_flow_bound
     monkeypatch.setattr(flowlp, "compute_flow_bound", lambda *a: calls.append(1) or real(*a))
-    outs = [run_method(inst, m, MethodOptions(params={"pooled": True})) for m in POLICIES[:3]]
+    opts = MethodOptions(params={"pooled": True}, bound=True)
+    outs = [run_method(inst, m, opts) for m in POLICIES[:3]]
     assert len(calls) == 1
     for out in outs:
         d = out.details

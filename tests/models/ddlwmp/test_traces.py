@@ -346,14 +346,14 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def test_solve_and_compare_read_a_pai_trace(capsys) -> None:
     trace = str(PAI / "pai_job_table.csv")
-    code, out, err = _cli(capsys, "solve", trace, "--method", "a-srpt", "--json")
+    code, out, err = _cli(capsys, "solve", trace, "--method", "a-srpt", "--bound", "--json")
     assert code == 0, err
     got = json.loads(out)
     d = got["details"]
     assert len(got["solution"]["jobs"]) == 20
     assert 0 < d["flow_time_bound_s"] <= d["flow_time_s"]
     assert d["flow_time_gap"] == pytest.approx(1 - d["flow_time_bound_s"] / d["flow_time_s"])
-    code, out, err = _cli(capsys, "solve", trace, "--method", "a-srpt")
+    code, out, err = _cli(capsys, "solve", trace, "--method", "a-srpt", "--bound")
     flow = next(ln for ln in out.splitlines() if ln.startswith("flow time"))
     assert f"gap {d['flow_time_gap']:.2%}" in flow and f"{d['flow_time_s']:.8g}" in flow
     code, out, err = _cli(

@@ -143,7 +143,7 @@ def test_online_and_above_the_bound(seed: int, arch: str, jobs: int, cut: int) -
     flow time at least the certified bound; and the runs that start by slot ``cut`` are the
     same when the jobs arriving after it are left out (decisions use only the jobs arrived)."""
     inst = generate("elastic", jobs, 2, seed, architecture=arch, horizon=30)
-    out = run_method(inst, "sjf-any")
+    out = run_method(inst, "sjf-any", MethodOptions(bound=True))
     if out.evaluation is None:  # no room before the horizon
         return
     assert out.status == Status.FEASIBLE

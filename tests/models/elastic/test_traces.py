@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from dlsched.api import generate
 from dlsched.instances import load
-from dlsched.models import run_method
+from dlsched.models import MethodOptions, run_method
 from dlsched.models.elastic.enumerate import enumerate_all
 from dlsched.models.elastic.flowbound import flow_bound, least_use
 from dlsched.models.elastic.instance import ElasticInstance, duration, most_workers
@@ -121,7 +121,7 @@ def test_no_heuristic_schedule_is_below_the_bounds(seed: int, arch: str, jobs: i
     inst = generate("elastic", jobs, 2, seed, architecture=arch, horizon=30)
     b = flow_bound(inst)
     for method in POLICIES:
-        out = run_method(inst, method)
+        out = run_method(inst, method, MethodOptions(bound=True))
         if out.evaluation is None:  # no room before the horizon
             continue
         d = out.details
@@ -133,7 +133,7 @@ def test_no_heuristic_schedule_is_below_the_bounds(seed: int, arch: str, jobs: i
 @pytest.mark.parametrize("method", POLICIES)
 def test_every_heuristic_result_reports_flow_time_bound_and_gap(method: str) -> None:
     inst = load("elastic/intro-cifar10")
-    out = run_method(inst, method)
+    out = run_method(inst, method, MethodOptions(bound=True))
     d = out.details
     done = out.evaluation.completion
     slots = sum(c - j.arrival for c, j in zip(done, inst.jobs, strict=True))

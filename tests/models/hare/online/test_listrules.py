@@ -30,7 +30,8 @@ SPEEDS = ((1.0, 1.5, 4.0), (1.0, 0.5, 1.0), (2.0, 2.0, 7.0))
 
 
 def _run(inst, method, **params):
-    return run_method(inst, method, MethodOptions(params=params))
+    """``method`` on ``inst`` with its flow-time bound."""
+    return run_method(inst, method, MethodOptions(params=params, bound=True))
 
 
 def _flow(out, inst):

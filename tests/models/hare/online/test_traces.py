@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from dlsched.errors import InstanceError
 from dlsched.instances import load
-from dlsched.models import run_method
+from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.models.hare.online.bounds import flow_bound, round_floor
 from dlsched.models.hare.online.traces import read_gavel
@@ -196,7 +196,7 @@ def crowded(draw: st.DrawFn) -> HareInstance:
 def test_no_online_schedule_is_below_the_bounds(inst: HareInstance) -> None:
     b = flow_bound(inst)
     for method in POLICIES:
-        out = run_method(inst, method)
+        out = run_method(inst, method, MethodOptions(bound=True))
         assert out.details["flow_time_bound_s"] == b.flow
         assert b.flow <= out.details["flow_time_s"] * (1 + 1e-9), method
         assert b.weighted_completion <= out.objective * (1 + 1e-9), method
@@ -205,7 +205,7 @@ def test_no_online_schedule_is_below_the_bounds(inst: HareInstance) -> None:
 @pytest.mark.parametrize("method", POLICIES)
 def test_every_online_result_reports_flow_time_bound_and_gap(method: str) -> None:
     inst = load("hare/tcc2024-fig12")
-    out = run_method(inst, method)
+    out = run_method(inst, method, MethodOptions(bound=True))
     d = out.details
     flow = sum(c - j.arrival for c, j in zip(out.evaluation.completion, inst.jobs, strict=True))
     assert d["flow_time_s"] == pytest.approx(flow)
