@@ -88,10 +88,12 @@ def ctrl_c_in_run(monkeypatch):
 
 def _stopped_by_ctrl_c(reports: list[dict], status: str = "Interrupted by user") -> None:
     """One run, stopped by the interrupt by HiGHS's own report (its status, and its clock far
-    from the limit): before, it ran to its limit."""
+    from the limit): before, it ran to its limit. HiGHS is handed what is left of the 60 s
+    once the model is passed in, so a little under 60."""
     assert len(reports) == 1
     assert reports[0]["status"] == status
-    assert reports[0]["seconds"] < reports[0]["limit"] == 60
+    assert 55 < reports[0]["limit"] <= 60
+    assert reports[0]["seconds"] < reports[0]["limit"] / 2
 
 
 @pytest.mark.parametrize("build", [_market_split, _sparse_lp], ids=["mip", "lp"])
