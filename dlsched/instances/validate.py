@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from dlsched.errors import InstanceError
 
 _MISSING = object()
+T = TypeVar("T")
 
 #: Smallest value of a positive field: the finest time resolution of the exact solvers (times
 #: are scaled by at most 1e6), and far below any physical rate or size the models describe.
@@ -192,3 +193,12 @@ def unique_names(names: Sequence[str], source: str, field: str) -> None:
         if name in seen:
             raise InstanceError(source, f"{field}[{k}].name", name, "duplicate name")
         seen.add(name)
+
+
+def built(source: str, make: Callable[..., T], **fields: Any) -> T:
+    """``make(**fields)``: an instance whose own checks name the source ``<instance>``, its
+    error re-raised naming ``source`` (the file the fields were read from)."""
+    try:
+        return make(**fields)
+    except InstanceError as e:
+        raise InstanceError(source, e.field, e.value, e.reason) from None

@@ -39,9 +39,10 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from dlsched.errors import InstanceError, OptionError
 from dlsched.instances.validate import COUNT, MAX_COUNT, RESOLUTION, Range, number_text
@@ -49,12 +50,15 @@ from dlsched.online.rows import (
     DUPLICATE,
     FIELDS,
     NUMBER,
+    RANGE,
     TAINTED,
     TIMES,
     UNKNOWN,
     BadRows,
     text_lines,
 )
+
+T = TypeVar("T")
 
 #: Gavel's GPU types, fastest first, as its throughput file names them.
 GPU_TYPES = ("v100", "p100", "k80")
@@ -266,6 +270,42 @@ def gavel_trace(
     if not out:
         raise InstanceError(str(trace), "jobs", [], f"the trace holds no job{bad.aside()}")
     return out[:limit]
+
+
+def usable_jobs(
+    trace: Path,
+    throughputs: Path,
+    limit: int | None,
+    bad: BadRows,
+    make: Callable[[GavelJob, Speeds, float, str], T],
+    fits: Callable[[int, T], None],
+) -> Iterator[tuple[int, T]]:
+    """A family's jobs from a Gavel trace, by arrival, each with its line in the trace:
+    ``make(g, sp, first, name)`` for each row ``g`` (``first``: the arrival of the first
+    usable row; names ``t0``, ``t1``, ...), the first ``limit`` usable ones. A job that
+    ``fits(line, job)`` refuses (out of the family's ranges) is a bad row, refused or, as
+    ``bad`` says, skipped and counted; an error when none is usable."""
+    count, first = 0, 0.0
+    for g, sp in gavel_trace(trace, throughputs, None, bad):
+        if count == limit:
+            break
+        first = first if count else g.arrival
+        job = make(g, sp, first, f"t{count}")
+        try:
+            fits(g.line, job)
+        except InstanceError as e:
+            bad.row(RANGE, e)
+            continue
+        count += 1
+        yield g.line, job
+    if not count:
+        raise InstanceError(str(trace), "jobs", [], f"the trace holds no usable job{bad.aside()}")
+
+
+def gavel_cluster(trace: Path, cluster: Mapping[str, int]) -> str:
+    """The description of an instance read from ``trace`` on ``cluster`` (GPUs per type)."""
+    spec = ":".join(str(cluster.get(t, 0)) for t in GPU_TYPES)
+    return f"Gavel trace {Path(trace).name} on v100:p100:k80 = {spec}"
 
 
 # --- PAI 2020 ---------------------------------------------------------------------------------
@@ -516,8 +556,10 @@ __all__ = [
     "gavel_jobs",
     "gavel_rate",
     "gavel_throughputs",
+    "gavel_cluster",
     "gavel_trace",
     "known_type",
     "pai_jobs",
     "speeds",
+    "usable_jobs",
 ]

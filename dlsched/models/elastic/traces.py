@@ -56,8 +56,16 @@ from dlsched.online.params import (
     skip_rows,
     trace_files,
 )
-from dlsched.online.rows import RANGE, BadRows
-from dlsched.online.traces import CLUSTER, GPU_TYPES, GavelJob, Speeds, cluster_of, gavel_trace
+from dlsched.online.rows import BadRows
+from dlsched.online.traces import (
+    CLUSTER,
+    GPU_TYPES,
+    GavelJob,
+    Speeds,
+    cluster_of,
+    gavel_cluster,
+    usable_jobs,
+)
 
 #: Seconds per slot by default: six hours.
 SLOT_S = 21600.0
@@ -153,31 +161,19 @@ def read_gavel(
     counted."""
     bad = BadRows() if bad is None else bad
     cluster = dict(CLUSTER if cluster is None else cluster)
-    jobs: list[ElasticJob] = []
-    first = 0.0
-    for g, sp in gavel_trace(trace, throughputs, None, bad):
-        if len(jobs) == limit:
-            break
-        first = first if jobs else g.arrival
-        arrival = math.ceil((g.arrival - first) / slot_s - 1e-9)
-        job = _job(g, sp, arrival, slot_s, f"t{len(jobs)}")
-        try:
-            _fits(trace, g.line, job, horizon or HORIZON, slot_s)
-        except InstanceError as e:
-            bad.row(RANGE, e)
-            continue
-        jobs.append(job)
-    if not jobs:
-        raise InstanceError(str(trace), "jobs", [], f"the trace holds no usable job{bad.aside()}")
-    spec = ":".join(str(cluster.get(t, 0)) for t in GPU_TYPES)
+
+    def make(g: GavelJob, sp: Speeds, first: float, name: str) -> ElasticJob:
+        return _job(g, sp, math.ceil((g.arrival - first) / slot_s - 1e-9), slot_s, name)
+
+    def fits(line: int, job: ElasticJob) -> None:
+        _fits(trace, line, job, horizon or HORIZON, slot_s)
+
+    jobs = [job for _, job in usable_jobs(trace, throughputs, limit, bad, make, fits)]
     workers = tuple(
         NodeType(t, tuple(float(k == i) for i in range(len(GPU_TYPES))), NIC_MB_S * slot_s)
         for k, t in enumerate(GPU_TYPES)
     )
-    about = (
-        f"Gavel trace {Path(trace).name} on v100:p100:k80 = {spec}, "
-        f"{per_server} GPUs per server, slots of {slot_s:g} s"
-    )
+    about = f"{gavel_cluster(trace, cluster)}, {per_server} GPUs per server, slots of {slot_s:g} s"
     inst = ElasticInstance(
         name=Path(trace).stem,
         architecture="ring",

@@ -33,6 +33,7 @@ from dlsched.instances.validate import (
     RESOLUTION,
     Range,
     Reader,
+    built,
     check_integer,
     check_keys,
     check_number,
@@ -208,10 +209,9 @@ def hare_from_dict(data: Any, source: str) -> HareInstance:
             )
         )
     description = r.string("description", "", empty=True)
-    try:
-        return HareInstance(name=name, gpus=gpus_t, jobs=tuple(jobs), description=description)
-    except InstanceError as e:
-        raise InstanceError(source, e.field, e.value, e.reason) from None
+    return built(
+        source, HareInstance, name=name, gpus=gpus_t, jobs=tuple(jobs), description=description
+    )
 
 
 def hare_to_dict(inst: HareInstance) -> dict[str, Any]:

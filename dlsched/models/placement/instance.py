@@ -36,6 +36,7 @@ from dlsched.instances.validate import (
     RESOLUTION,
     Range,
     Reader,
+    built,
     check_integer,
     check_keys,
     check_number,
@@ -236,7 +237,10 @@ def placement_from_dict(data: Any, source: str) -> PlacementInstance:
         else:
             rows.append(number_list(tp, source, field_name, len(workers), LIMITS["throughput"]))
     nr = r.child("network", r.raw("network", {}), fields=("intra_node_gbps", "inter_node_gbps"))
-    inst_kwargs = dict(
+    # Re-run the cross-field checks against the real file name.
+    return built(
+        source,
+        PlacementInstance,
         name=name,
         jobs=tuple(jobs),
         workers=tuple(workers),
@@ -245,11 +249,6 @@ def placement_from_dict(data: Any, source: str) -> PlacementInstance:
         inter_node_gbps=nr.number("inter_node_gbps", LIMITS["gbps"], 10.0),
         description=r.string("description", "", empty=True),
     )
-    # Re-run the cross-field checks against the real file name.
-    try:
-        return PlacementInstance(**inst_kwargs)  # type: ignore[arg-type]
-    except InstanceError as e:
-        raise InstanceError(source, e.field, e.value, e.reason) from None
 
 
 def placement_to_dict(inst: PlacementInstance) -> dict[str, Any]:

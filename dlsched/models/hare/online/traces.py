@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,15 @@ from dlsched.online.params import (
     skip_rows,
     trace_files,
 )
-from dlsched.online.rows import RANGE, BadRows
-from dlsched.online.traces import CLUSTER, GPU_TYPES, GavelJob, Speeds, gavel_trace
+from dlsched.online.rows import BadRows
+from dlsched.online.traces import (
+    CLUSTER,
+    GPU_TYPES,
+    GavelJob,
+    Speeds,
+    gavel_cluster,
+    usable_jobs,
+)
 
 #: Seconds of a job's V100 run per round, by default.
 ROUND_S = 3600.0
@@ -99,32 +107,23 @@ def read_gavel(
     cluster = dict(CLUSTER if cluster is None else cluster)
     types = [t for t in GPU_TYPES for _ in range(cluster.get(t, 0))]
     gpus = tuple(f"{t}-{k}" for t in GPU_TYPES for k in range(cluster.get(t, 0)))
+
+    def make(g: GavelJob, sp: Speeds, first: float, name: str) -> HareJob:
+        return replace(_job(g, sp, types, round_s, name), arrival=g.arrival - first)
+
     jobs: list[HareJob] = []
-    first, tasks = 0.0, 0
-    for g, sp in gavel_trace(trace, throughputs, None, bad):
-        if len(jobs) == limit:
-            break
-        job = _job(g, sp, types, round_s, f"t{len(jobs)}")
-        first = first if jobs else g.arrival
-        job = replace(job, arrival=g.arrival - first)
-        try:
-            _fits(trace, g.line, job)
-        except InstanceError as e:
-            bad.row(RANGE, e)
-            continue
-        tasks += job.rounds * g.scale
+    tasks = 0
+    for line, job in usable_jobs(trace, throughputs, limit, bad, make, partial(_fits, trace)):
+        tasks += job.rounds * job.tasks_per_round
         if tasks > MAX_TASKS:
             raise InstanceError(
                 str(trace),
-                f"line {g.line}",
+                f"line {line}",
                 job.rounds,
                 f"more than {MAX_TASKS:g} tasks in all: give a longer round_s than {round_s:g}",
             )
         jobs.append(job)
-    if not jobs:
-        raise InstanceError(str(trace), "jobs", [], f"the trace holds no usable job{bad.aside()}")
-    spec = ":".join(str(cluster.get(t, 0)) for t in GPU_TYPES)
-    about = f"Gavel trace {Path(trace).name} on v100:p100:k80 = {spec}, rounds of {round_s:g} s"
+    about = f"{gavel_cluster(trace, cluster)}, rounds of {round_s:g} s"
     return HareInstance(
         name=Path(trace).stem, gpus=gpus, jobs=tuple(jobs), description=bad.noted(about)
     )
