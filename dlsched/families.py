@@ -15,17 +15,19 @@ from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from dlsched.errors import OptionError
 
-if TYPE_CHECKING:
-    from dlsched.models import Method
-    from dlsched.models.program import Program
-    from dlsched.result import Outcome
-    from dlsched.solvers.deadline import Deadline
-    from dlsched.verify.moves import Layout
-    from dlsched.verify.theorem import Theorem
+# The registry sits below everything a family is made of, so it imports none of it, not even
+# for type checking (that would tie the core into one import circle). These names document
+# what the protocol's members carry; each is the class named beside it.
+Method = Any  #: dlsched.models.Method
+Program = Any  #: dlsched.models.program.Program
+Outcome = Any  #: dlsched.result.Outcome
+Deadline = Any  #: dlsched.solvers.deadline.Deadline
+Layout = Any  #: dlsched.verify.moves.Layout
+Theorem = Any  #: dlsched.verify.theorem.Theorem
 
 #: family name -> the module that holds its ``FAMILY`` object (imported on first use).
 REGISTRY: dict[str, str] = {
@@ -111,9 +113,11 @@ class Family(Protocol):
 
     def plot(self, instance: Any, outcome: Outcome, path: Path) -> Path: ...
 
-    def draw(self, instance: Any, outcome: Outcome, ax: Any = None) -> Any:
-        """The picture of ``outcome`` on the matplotlib axes ``ax`` (a new figure if None),
-        returned, nothing saved (:meth:`dlsched.result.Outcome.plot`)."""
+    def drawing(self, method: str) -> Callable[..., Any]:
+        """The family's drawing function ``draw(instance, solution, ax=None, title=None)``,
+        which :meth:`dlsched.result.Outcome.plot` calls through
+        :func:`dlsched.plotting.draw_chart` (the picture on an Axes, nothing saved);
+        OptionError naming ``method`` when the family draws nothing."""
         ...
 
     def guarantees(self) -> Mapping[str, Guarantee]:
@@ -266,12 +270,11 @@ class LazyFamily:
         out: Path = self._call("plot", instance, outcome, Path(path))
         return out
 
-    def draw(self, instance: Any, outcome: Outcome, ax: Any = None) -> Any:
+    def drawing(self, method: str) -> Callable[..., Any]:
         if not self.plots:
-            raise OptionError("plot", outcome.method, f"the {self.name} family draws nothing")
-        from dlsched.plotting import draw_chart
-
-        return draw_chart(self._part(self._parts["draw"]), instance, outcome, ax)
+            raise OptionError("plot", method, f"the {self.name} family draws nothing")
+        out: Callable[..., Any] = self._part(self._parts["draw"])
+        return out
 
     def theorems(self) -> Sequence[Theorem]:
         out: Sequence[Theorem] = self._part(self._parts["theorems"])

@@ -111,10 +111,12 @@ class Outcome:
         'toy-2gpu / hare: feasible, objective 16, bound 11.5, gap 28.13%'
         """
         from dlsched import families
+        from dlsched.plotting import draw_chart
 
         if self.instance_object is None:
             raise OptionError("plot", self.method, "the outcome keeps no instance to draw")
-        return families.of(self.instance_object).draw(self.instance_object, self, ax)
+        draw = families.of(self.instance_object).drawing(self.method)
+        return draw_chart(draw, self.instance_object, self, ax)
 
 
 def verified_outcome(
