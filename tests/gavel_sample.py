@@ -43,12 +43,15 @@ def cli(capsys: Any, *argv: str) -> tuple[int, str, str]:
 
 def solve_each(capsys: Any, trace: str, methods: tuple[str, ...]) -> list[dict[str, Any]]:
     """The details of ``dlsched solve TRACE --method M --bound --json`` for each method (each
-    must succeed), after checking that the text report of the first prints the flow-time line
-    with the bound and the gap."""
+    must succeed), after checking that the text report of the first prints the flow time
+    with its bound and gap under it."""
     code, out, err = cli(capsys, "solve", trace, "--method", methods[0], "--bound")
     assert code == 0, err
-    line = next(ln for ln in out.splitlines() if ln.startswith("flow time"))
-    assert "bound" in line and "gap" in line, line
+    lines = out.splitlines()
+    at = next(k for k, ln in enumerate(lines) if ln.startswith("flow time"))
+    bound, gap = lines[at + 1 : at + 3]
+    assert bound.startswith("  bound") and bound.endswith(" s"), bound
+    assert gap.startswith("  gap") and gap.endswith("%"), gap
     got = []
     for method in methods:
         code, out, err = cli(capsys, "solve", trace, "--method", method, "--bound", "--json")

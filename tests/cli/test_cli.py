@@ -337,7 +337,7 @@ def test_solve_text_prints_no_none_and_gap_in_percent(capsys) -> None:
 def test_solve_text_labels_the_flow_times_bound_apart_from_the_objectives(capsys) -> None:
     """An online method proves no bound on its objective but one on its flow time: each
     number has its bound and gap under it, never one line's bound beside the other's."""
-    code, out, _ = run(capsys, "solve", "ddlwmp/toy-2x4", "--method", "spjf")
+    code, out, _ = run(capsys, "solve", "ddlwmp/toy-2x4", "--method", "spjf", "--bound")
     lines = out.splitlines()
     at = lines.index(next(line for line in lines if line.startswith("objective  ")))
     assert lines[at + 1 : at + 3] == ["  bound    none proved", "  gap      -"]
