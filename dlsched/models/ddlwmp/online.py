@@ -31,7 +31,8 @@ number (:attr:`~dlsched.models.ddlwmp.instance.Cluster.first_slot_s`).
   of them to end (Gavel's 6214e9 pooled: flow time 1.85e9 s, 1.29e9 s with the reserve).
 
 Every policy reads n~_i from a predictor object (:mod:`.predict`: ``fit``/``predict``) when one
-is given, else from the jobs' ``predicted_iterations``; ``a-srpt-perfect`` uses n_i.
+is given, else from the jobs' ``predicted_iterations``; ``a-srpt-perfect`` uses n_i (the
+predictor :class:`~.predict.Perfect`).
 
 ``pooled=True`` (``--param pooled=true``) runs a policy on the pooled cluster, as PAI's own
 simulator models one: a single pool of the G GPUs, every job holding g_i of them for its
@@ -83,15 +84,12 @@ class JobInfo:
     alpha_max: float  # ms
 
 
-def job_infos(
-    instance: DdlwmpInstance, perfect: bool, predictor: Predictor | None = None
-) -> list[JobInfo]:
+def job_infos(instance: DdlwmpInstance, predictor: Predictor | None = None) -> list[JobInfo]:
     """Per job: GPUs, configuration, n~_i (from ``predictor`` when given, else the instance's
-    ``predicted_iterations``; n_i when ``perfect``), alpha~^min and alpha^max (these once per
-    job shape)."""
+    ``predicted_iterations``; n_i with :class:`~.predict.Perfect`), alpha~^min and alpha^max
+    (these once per job shape)."""
     c, shapes = instance.cluster, instance.shapes
-    source = Perfect() if perfect else predictor or Given()
-    preds = source.predict(instance.jobs)
+    preds = (predictor or Given()).predict(instance.jobs)
     per_shape = []
     for k, i in enumerate(shapes.first):
         j = instance.jobs[i]
@@ -121,7 +119,6 @@ class ClusterPolicy:
     def __init__(
         self,
         instance: DdlwmpInstance,
-        perfect: bool = False,
         predictor: Predictor | None = None,
         *,
         pooled: bool = False,
@@ -129,7 +126,7 @@ class ClusterPolicy:
         if not isinstance(pooled, bool):
             raise OptionError("pooled", pooled, "expected true or false")
         self.inst, self.pooled = instance, pooled
-        self.info = job_infos(instance, perfect, predictor)
+        self.info = job_infos(instance, predictor)
         c = instance.cluster
         self.g, self.slot = c.gpus_per_server, c.slot_s
         self.free = [c.gpus_per_server] * c.servers
@@ -231,12 +228,11 @@ class ASRPT(ClusterPolicy):
         self,
         instance: DdlwmpInstance,
         tau: float,
-        perfect: bool = False,
         predictor: Predictor | None = None,
         *,
         pooled: bool = False,
     ) -> None:
-        super().__init__(instance, perfect, predictor, pooled=pooled)
+        super().__init__(instance, predictor, pooled=pooled)
         self.tau = tau
         g_total = instance.cluster.total_gpus
         self.size = [f.gpus / g_total * f.predicted * f.alpha_tilde / 1000 for f in self.info]
@@ -316,12 +312,11 @@ class OrderedPolicy(ClusterPolicy):
         instance: DdlwmpInstance,
         key: Callable[[int], float],
         strict: bool,
-        perfect: bool = False,
         predictor: Predictor | None = None,
         *,
         pooled: bool = False,
     ) -> None:
-        super().__init__(instance, perfect, predictor, pooled=pooled)
+        super().__init__(instance, predictor, pooled=pooled)
         self.key, self.strict = key, strict
         self.buckets: dict[int, list[tuple[float, int]]] = {}
 
@@ -420,8 +415,9 @@ def make_policy(
     ``pooled``: on the pooled cluster (see the module docstring); ``reserve``: the rule of
     ``wcs-reserve`` (default :class:`Reserve`)."""
     if name in ("a-srpt", "a-srpt-perfect"):
-        perfect = name == "a-srpt-perfect"
-        return ASRPT(instance, tau, perfect=perfect, predictor=predictor, pooled=pooled)
+        if name == "a-srpt-perfect":
+            predictor = Perfect()
+        return ASRPT(instance, tau, predictor, pooled=pooled)
     if name == "wcs-reserve":
         return ReservePolicy(instance, reserve or Reserve(), predictor, pooled=pooled)
     if name not in POLICIES:
