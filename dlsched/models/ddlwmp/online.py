@@ -32,7 +32,7 @@ number (:attr:`~dlsched.models.ddlwmp.instance.Cluster.first_slot_s`).
 
 Every policy reads n~_i from a predictor object (:mod:`.predict`: ``fit``/``predict``) when one
 is given, else from the jobs' ``predicted_iterations``; ``a-srpt-perfect`` uses n_i (the
-predictor :class:`~.predict.Perfect`).
+predictor :data:`~.predict.PERFECT`).
 
 ``pooled=True`` (``--param pooled=true``) runs a policy on the pooled cluster, as PAI's own
 simulator models one: a single pool of the G GPUs, every job holding g_i of them for its
@@ -60,7 +60,7 @@ from dlsched.models.ddlwmp.alpha import Placement, alpha_max_ms, alpha_ms
 from dlsched.models.ddlwmp.check import busy_slots, run_seconds
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min, heavy_edge
-from dlsched.models.ddlwmp.predict import Given, Perfect, Predictor
+from dlsched.models.ddlwmp.predict import GIVEN, PERFECT, Predictor
 from dlsched.models.ddlwmp.solution import Schedule, pooled
 from dlsched.simulate import Activity, Simulator, Started, simulate
 from dlsched.solvers.base import relative_gap
@@ -86,10 +86,10 @@ class JobInfo:
 
 def job_infos(instance: DdlwmpInstance, predictor: Predictor | None = None) -> list[JobInfo]:
     """Per job: GPUs, configuration, n~_i (from ``predictor`` when given, else the instance's
-    ``predicted_iterations``; n_i with :class:`~.predict.Perfect`), alpha~^min and alpha^max
+    ``predicted_iterations``; n_i with :data:`~.predict.PERFECT`), alpha~^min and alpha^max
     (these once per job shape)."""
     c, shapes = instance.cluster, instance.shapes
-    preds = (predictor or Given()).predict(instance.jobs)
+    preds = (predictor or GIVEN).predict(instance.jobs)
     per_shape = []
     for k, i in enumerate(shapes.first):
         j = instance.jobs[i]
@@ -416,7 +416,7 @@ def make_policy(
     ``wcs-reserve`` (default :class:`Reserve`)."""
     if name in ("a-srpt", "a-srpt-perfect"):
         if name == "a-srpt-perfect":
-            predictor = Perfect()
+            predictor = PERFECT
         return ASRPT(instance, tau, predictor, pooled=pooled)
     if name == "wcs-reserve":
         return ReservePolicy(instance, reserve or Reserve(), predictor, pooled=pooled)
