@@ -109,6 +109,15 @@ class PolicyTimeUp(Exception):
         self.started = started
 
 
+@dataclass(frozen=True)
+class PolicyOptions:
+    """How any policy runs: ``predictor`` gives n~_i (:func:`job_infos`); ``pooled``: on the
+    pooled cluster (see the module docstring)."""
+
+    predictor: Predictor | None = None
+    pooled: bool = False
+
+
 class ClusterPolicy:
     """What every ddlwmp policy shares: free GPUs per server, Heavy-Edge with a cache, timers;
     :class:`PolicyTimeUp` when a job would start past ``deadline``."""
@@ -116,17 +125,11 @@ class ClusterPolicy:
     deadline: Deadline = NEVER
     started = 0
 
-    def __init__(
-        self,
-        instance: DdlwmpInstance,
-        predictor: Predictor | None = None,
-        *,
-        pooled: bool = False,
-    ) -> None:
-        if not isinstance(pooled, bool):
-            raise OptionError("pooled", pooled, "expected true or false")
-        self.inst, self.pooled = instance, pooled
-        self.info = job_infos(instance, predictor)
+    def __init__(self, instance: DdlwmpInstance, options: PolicyOptions = PolicyOptions()) -> None:
+        if not isinstance(options.pooled, bool):
+            raise OptionError("pooled", options.pooled, "expected true or false")
+        self.inst, self.pooled = instance, options.pooled
+        self.info = job_infos(instance, options.predictor)
         c = instance.cluster
         self.g, self.slot = c.gpus_per_server, c.slot_s
         self.free = [c.gpus_per_server] * c.servers
@@ -225,14 +228,9 @@ class ASRPT(ClusterPolicy):
     """Algorithm 1."""
 
     def __init__(
-        self,
-        instance: DdlwmpInstance,
-        tau: float,
-        predictor: Predictor | None = None,
-        *,
-        pooled: bool = False,
+        self, instance: DdlwmpInstance, tau: float, options: PolicyOptions = PolicyOptions()
     ) -> None:
-        super().__init__(instance, predictor, pooled=pooled)
+        super().__init__(instance, options)
         self.tau = tau
         g_total = instance.cluster.total_gpus
         self.size = [f.gpus / g_total * f.predicted * f.alpha_tilde / 1000 for f in self.info]
@@ -312,11 +310,9 @@ class OrderedPolicy(ClusterPolicy):
         instance: DdlwmpInstance,
         key: Callable[[int], float],
         strict: bool,
-        predictor: Predictor | None = None,
-        *,
-        pooled: bool = False,
+        options: PolicyOptions = PolicyOptions(),
     ) -> None:
-        super().__init__(instance, predictor, pooled=pooled)
+        super().__init__(instance, options)
         self.key, self.strict = key, strict
         self.buckets: dict[int, list[tuple[float, int]]] = {}
 
@@ -354,14 +350,9 @@ class ReservePolicy(OrderedPolicy):
     (1 - share) G GPUs, or when nothing runs (so a job wider than the cap still starts)."""
 
     def __init__(
-        self,
-        instance: DdlwmpInstance,
-        reserve: Reserve,
-        predictor: Predictor | None = None,
-        *,
-        pooled: bool = False,
+        self, instance: DdlwmpInstance, reserve: Reserve, options: PolicyOptions = PolicyOptions()
     ) -> None:
-        super().__init__(instance, lambda i: 0.0, False, predictor=predictor, pooled=pooled)
+        super().__init__(instance, lambda i: 0.0, False, options)
         self.key = _duration(self)
         total = instance.cluster.total_gpus
         self.cap = (1.0 - reserve.share) * total
@@ -406,24 +397,23 @@ def make_policy(
     instance: DdlwmpInstance,
     name: str,
     tau: float = 1.0,
-    predictor: Predictor | None = None,
-    pooled: bool = False,
+    options: PolicyOptions = PolicyOptions(),
     reserve: Reserve | None = None,
 ) -> ClusterPolicy:
-    """The policy ``name``; ``predictor`` (a fitted :class:`~.predict.Predictor`) gives n~_i,
-    else the instance's ``predicted_iterations`` do (``a-srpt-perfect`` uses n_i);
-    ``pooled``: on the pooled cluster (see the module docstring); ``reserve``: the rule of
-    ``wcs-reserve`` (default :class:`Reserve`)."""
+    """The policy ``name`` run with ``options``: its ``predictor`` (a fitted
+    :class:`~.predict.Predictor`) gives n~_i, else the instance's ``predicted_iterations`` do
+    (``a-srpt-perfect`` uses n_i); ``reserve``: the rule of ``wcs-reserve`` (default
+    :class:`Reserve`)."""
     if name in ("a-srpt", "a-srpt-perfect"):
         if name == "a-srpt-perfect":
-            predictor = PERFECT
-        return ASRPT(instance, tau, predictor, pooled=pooled)
+            options = replace(options, predictor=PERFECT)
+        return ASRPT(instance, tau, options)
     if name == "wcs-reserve":
-        return ReservePolicy(instance, reserve or Reserve(), predictor, pooled=pooled)
+        return ReservePolicy(instance, reserve or Reserve(), options)
     if name not in POLICIES:
         raise OptionError("policy", name, f"expected one of {', '.join(POLICIES)}")
     strict = name in ("spjf", "spwf")
-    pol = OrderedPolicy(instance, lambda i: 0.0, strict, predictor=predictor, pooled=pooled)
+    pol = OrderedPolicy(instance, lambda i: 0.0, strict, options)
     keys = {
         "spjf": _duration(pol),
         "spwf": _workload(pol),
@@ -460,7 +450,7 @@ def run_policy(
     predictor of n~_i (see :func:`make_policy`); ``pooled``: on the pooled cluster;
     ``reserve``: ``wcs-reserve``'s rule. :class:`PolicyTimeUp` when ``deadline`` passes before
     every job started."""
-    policy = make_policy(instance, name, tau, predictor, pooled, reserve)
+    policy = make_policy(instance, name, tau, PolicyOptions(predictor, pooled), reserve)
     policy.deadline = deadline
     return simulate_policy(instance, policy, name)
 
@@ -518,6 +508,7 @@ __all__ = [
     "POOL",
     "POLICIES",
     "OrderedPolicy",
+    "PolicyOptions",
     "PolicyTimeUp",
     "Reserve",
     "ReservePolicy",
