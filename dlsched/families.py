@@ -176,11 +176,10 @@ class LazyFamily:
     whose second parameter's annotation is the solution type it draws; ``plot=None`` and
     ``draw=None``: the family draws nothing, ``plots`` is False). ``methods`` are tables merged
     in order; ``guarantees()`` come from the theorems that name one
-    (:attr:`dlsched.verify.theorem.Theorem.guarantee`). Three parts are declared or absent
-    (None: the family has none): ``programs`` (a sequence of
-    :class:`~dlsched.models.program.Program`, usually ``".programs:PROGRAMS"``), ``layout``
-    (the search's :class:`~dlsched.verify.moves.Layout`, usually ``".layout:LAYOUT"``) and
-    ``metaopt`` (a :class:`WorstCases` function)."""
+    (:attr:`dlsched.verify.theorem.Theorem.guarantee`). Likewise ``programs.py``
+    (``PROGRAMS``, a sequence of :class:`~dlsched.models.program.Program`) and ``layout.py``
+    (``LAYOUT``, the search's :class:`~dlsched.verify.moves.Layout`), or None: the family has
+    none; ``metaopt`` (a :class:`WorstCases` function) is declared or absent (None)."""
 
     def __init__(
         self,
@@ -198,8 +197,8 @@ class LazyFamily:
         plot: Part | None = ".gantt:save_gantt",
         draw: Part | None = ".gantt:gantt",
         outcome_details: Part | None = None,
-        programs: Part | None = None,
-        layout: Part | None = None,
+        programs: Part | None = ".programs:PROGRAMS",
+        layout: Part | None = ".layout:LAYOUT",
         metaopt: Part | None = None,
     ) -> None:
         self.package = package

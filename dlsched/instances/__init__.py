@@ -146,9 +146,10 @@ def _bundled(name: str) -> Any:
 #: (:data:`TRACE_READERS`) reads them (``load_trace``); ``FAMILY:PATH`` reads a trace as an
 #: instance of another family that reads traces (``hare:cluster.trace``).
 TRACES = {".csv": "ddlwmp", ".trace": "ddlwmp"}
-#: The module of each family that reads traces (relative to the family's package):
+#: The module of each family that reads traces (relative to the family's package), whose
+#: ``READER`` (a :class:`~dlsched.online.params.GavelReader`; else the module itself) has
 #: ``load_trace(path)``, and ``read_manifest(data, source)`` for an instance file whose
-#: ``trace`` object names one (ddlwmp reads its own in its ``from_dict``).
+#: ``trace`` object names one (ddlwmp has no ``READER`` and reads its own in its ``from_dict``).
 TRACE_READERS = {"ddlwmp": "traces", "hare": "online.traces", "elastic": "traces"}
 #: ``FAMILY:PATH``, a trace read as an instance of that family.
 _FAMILY_TRACE = re.compile(r"^([a-z][a-z0-9_]*):(.+)$")
@@ -170,9 +171,10 @@ def _family_module(family: str, name: str) -> Any:
 
 
 def _trace_reader(family: str) -> Any:
-    """The family's trace reader module (:data:`TRACE_READERS`), or None."""
+    """The family's trace reader (:data:`TRACE_READERS`), or None."""
     name = TRACE_READERS.get(family)
-    return None if name is None else _family_module(family, name)
+    module = None if name is None else _family_module(family, name)
+    return getattr(module, "READER", module)
 
 
 def load(ref: str | os.PathLike[str]) -> Any:

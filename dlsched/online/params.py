@@ -127,9 +127,9 @@ def manifest(
 @dataclass(frozen=True)
 class GavelReader(Generic[T]):
     """A family's reading of Gavel's traces, as :mod:`dlsched.instances` asks it of the
-    family's trace module (``load_trace``, ``read_manifest``): ``from_params(size, params)``,
-    the family's generator trace mode (``size`` None: the family's default cluster), on the
-    trace parameters ``known``."""
+    family's trace module's ``READER`` (``load_trace``, ``read_manifest``): ``from_params(size,
+    params)``, the family's generator trace mode (``size`` None: the family's default cluster),
+    on the trace parameters ``known``."""
 
     known: tuple[str, ...]
     from_params: Callable[[int | None, Mapping[str, Any]], T]

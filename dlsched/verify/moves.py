@@ -351,12 +351,16 @@ def count(pair: Pair, layout: Layout, rng: np.random.Generator) -> Pair | None:
     return raw, pair[1]
 
 
+def _job_stages(pair: Pair, rng: np.random.Generator, stages: str) -> tuple[Any, list[Any]]:
+    """A copy of the instance and the ``stages`` list of one of its jobs, drawn at random."""
+    raw = clone(pair[0])
+    return raw, raw["jobs"][int(rng.integers(len(raw["jobs"])))][stages]
+
+
 def add_stage(pair: Pair, layout: Layout, rng: np.random.Generator) -> Pair | None:
     if layout.stages is None:
         return None
-    raw = clone(pair[0])
-    job = raw["jobs"][int(rng.integers(len(raw["jobs"])))]
-    parts = job[layout.stages]
+    raw, parts = _job_stages(pair, rng, layout.stages)
     parts.insert(int(rng.integers(len(parts) + 1)), clone(parts[-1]))
     return raw, pair[1]
 
@@ -364,11 +368,10 @@ def add_stage(pair: Pair, layout: Layout, rng: np.random.Generator) -> Pair | No
 def remove_stage(pair: Pair, layout: Layout, rng: np.random.Generator) -> Pair | None:
     if layout.stages is None:
         return None
-    raw = clone(pair[0])
-    job = raw["jobs"][int(rng.integers(len(raw["jobs"])))]
-    if len(job[layout.stages]) <= 1:
+    raw, parts = _job_stages(pair, rng, layout.stages)
+    if len(parts) <= 1:
         return None
-    del job[layout.stages][int(rng.integers(len(job[layout.stages])))]
+    del parts[int(rng.integers(len(parts)))]
     return raw, pair[1]
 
 

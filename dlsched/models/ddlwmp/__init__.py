@@ -32,8 +32,6 @@ FAMILY = LazyFamily(
     "Luo et al., Prediction-Assisted Online DDL Workload Scheduling (seed 001)",
     from_dict=".forms:ddlwmp_from_dict",
     outcome_details=_details,
-    programs=".programs:PROGRAMS",
-    layout=".layout:LAYOUT",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
 

@@ -31,7 +31,8 @@ number (:attr:`~dlsched.models.ddlwmp.instance.Cluster.first_slot_s`).
   of them to end (Gavel's 6214e9 pooled: flow time 1.85e9 s, 1.29e9 s with the reserve).
 
 Every policy reads n~_i from a predictor object (:mod:`.predict`: ``fit``/``predict``) when one
-is given, else from the jobs' ``predicted_iterations``; ``a-srpt-perfect`` uses n_i.
+is given, else from the jobs' ``predicted_iterations``; ``a-srpt-perfect`` uses n_i (the
+predictor :data:`~.predict.PERFECT`).
 
 ``pooled=True`` (``--param pooled=true``) runs a policy on the pooled cluster, as PAI's own
 simulator models one: a single pool of the G GPUs, every job holding g_i of them for its
@@ -59,7 +60,7 @@ from dlsched.models.ddlwmp.alpha import Placement, alpha_max_ms, alpha_ms
 from dlsched.models.ddlwmp.check import busy_slots, run_seconds
 from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min, heavy_edge
-from dlsched.models.ddlwmp.predict import Given, Perfect, Predictor
+from dlsched.models.ddlwmp.predict import GIVEN, PERFECT, Predictor
 from dlsched.models.ddlwmp.solution import Schedule, pooled
 from dlsched.simulate import Activity, Simulator, Started, simulate
 from dlsched.solvers.base import relative_gap
@@ -83,15 +84,12 @@ class JobInfo:
     alpha_max: float  # ms
 
 
-def job_infos(
-    instance: DdlwmpInstance, perfect: bool, predictor: Predictor | None = None
-) -> list[JobInfo]:
+def job_infos(instance: DdlwmpInstance, predictor: Predictor | None = None) -> list[JobInfo]:
     """Per job: GPUs, configuration, n~_i (from ``predictor`` when given, else the instance's
-    ``predicted_iterations``; n_i when ``perfect``), alpha~^min and alpha^max (these once per
-    job shape)."""
+    ``predicted_iterations``; n_i with :data:`~.predict.PERFECT`), alpha~^min and alpha^max
+    (these once per job shape)."""
     c, shapes = instance.cluster, instance.shapes
-    source = Perfect() if perfect else predictor or Given()
-    preds = source.predict(instance.jobs)
+    preds = (predictor or GIVEN).predict(instance.jobs)
     per_shape = []
     for k, i in enumerate(shapes.first):
         j = instance.jobs[i]
@@ -111,6 +109,15 @@ class PolicyTimeUp(Exception):
         self.started = started
 
 
+@dataclass(frozen=True)
+class PolicyOptions:
+    """How any policy runs: ``predictor`` gives n~_i (:func:`job_infos`); ``pooled``: on the
+    pooled cluster (see the module docstring)."""
+
+    predictor: Predictor | None = None
+    pooled: bool = False
+
+
 class ClusterPolicy:
     """What every ddlwmp policy shares: free GPUs per server, Heavy-Edge with a cache, timers;
     :class:`PolicyTimeUp` when a job would start past ``deadline``."""
@@ -118,18 +125,11 @@ class ClusterPolicy:
     deadline: Deadline = NEVER
     started = 0
 
-    def __init__(
-        self,
-        instance: DdlwmpInstance,
-        perfect: bool = False,
-        predictor: Predictor | None = None,
-        *,
-        pooled: bool = False,
-    ) -> None:
-        if not isinstance(pooled, bool):
-            raise OptionError("pooled", pooled, "expected true or false")
-        self.inst, self.pooled = instance, pooled
-        self.info = job_infos(instance, perfect, predictor)
+    def __init__(self, instance: DdlwmpInstance, options: PolicyOptions = PolicyOptions()) -> None:
+        if not isinstance(options.pooled, bool):
+            raise OptionError("pooled", options.pooled, "expected true or false")
+        self.inst, self.pooled = instance, options.pooled
+        self.info = job_infos(instance, options.predictor)
         c = instance.cluster
         self.g, self.slot = c.gpus_per_server, c.slot_s
         self.free = [c.gpus_per_server] * c.servers
@@ -228,15 +228,9 @@ class ASRPT(ClusterPolicy):
     """Algorithm 1."""
 
     def __init__(
-        self,
-        instance: DdlwmpInstance,
-        tau: float,
-        perfect: bool = False,
-        predictor: Predictor | None = None,
-        *,
-        pooled: bool = False,
+        self, instance: DdlwmpInstance, tau: float, options: PolicyOptions = PolicyOptions()
     ) -> None:
-        super().__init__(instance, perfect, predictor, pooled=pooled)
+        super().__init__(instance, options)
         self.tau = tau
         g_total = instance.cluster.total_gpus
         self.size = [f.gpus / g_total * f.predicted * f.alpha_tilde / 1000 for f in self.info]
@@ -316,12 +310,9 @@ class OrderedPolicy(ClusterPolicy):
         instance: DdlwmpInstance,
         key: Callable[[int], float],
         strict: bool,
-        perfect: bool = False,
-        predictor: Predictor | None = None,
-        *,
-        pooled: bool = False,
+        options: PolicyOptions = PolicyOptions(),
     ) -> None:
-        super().__init__(instance, perfect, predictor, pooled=pooled)
+        super().__init__(instance, options)
         self.key, self.strict = key, strict
         self.buckets: dict[int, list[tuple[float, int]]] = {}
 
@@ -359,14 +350,9 @@ class ReservePolicy(OrderedPolicy):
     (1 - share) G GPUs, or when nothing runs (so a job wider than the cap still starts)."""
 
     def __init__(
-        self,
-        instance: DdlwmpInstance,
-        reserve: Reserve,
-        predictor: Predictor | None = None,
-        *,
-        pooled: bool = False,
+        self, instance: DdlwmpInstance, reserve: Reserve, options: PolicyOptions = PolicyOptions()
     ) -> None:
-        super().__init__(instance, lambda i: 0.0, False, predictor=predictor, pooled=pooled)
+        super().__init__(instance, lambda i: 0.0, False, options)
         self.key = _duration(self)
         total = instance.cluster.total_gpus
         self.cap = (1.0 - reserve.share) * total
@@ -411,23 +397,23 @@ def make_policy(
     instance: DdlwmpInstance,
     name: str,
     tau: float = 1.0,
-    predictor: Predictor | None = None,
-    pooled: bool = False,
+    options: PolicyOptions = PolicyOptions(),
     reserve: Reserve | None = None,
 ) -> ClusterPolicy:
-    """The policy ``name``; ``predictor`` (a fitted :class:`~.predict.Predictor`) gives n~_i,
-    else the instance's ``predicted_iterations`` do (``a-srpt-perfect`` uses n_i);
-    ``pooled``: on the pooled cluster (see the module docstring); ``reserve``: the rule of
-    ``wcs-reserve`` (default :class:`Reserve`)."""
+    """The policy ``name`` run with ``options``: its ``predictor`` (a fitted
+    :class:`~.predict.Predictor`) gives n~_i, else the instance's ``predicted_iterations`` do
+    (``a-srpt-perfect`` uses n_i); ``reserve``: the rule of ``wcs-reserve`` (default
+    :class:`Reserve`)."""
     if name in ("a-srpt", "a-srpt-perfect"):
-        perfect = name == "a-srpt-perfect"
-        return ASRPT(instance, tau, perfect=perfect, predictor=predictor, pooled=pooled)
+        if name == "a-srpt-perfect":
+            options = replace(options, predictor=PERFECT)
+        return ASRPT(instance, tau, options)
     if name == "wcs-reserve":
-        return ReservePolicy(instance, reserve or Reserve(), predictor, pooled=pooled)
+        return ReservePolicy(instance, reserve or Reserve(), options)
     if name not in POLICIES:
         raise OptionError("policy", name, f"expected one of {', '.join(POLICIES)}")
     strict = name in ("spjf", "spwf")
-    pol = OrderedPolicy(instance, lambda i: 0.0, strict, predictor=predictor, pooled=pooled)
+    pol = OrderedPolicy(instance, lambda i: 0.0, strict, options)
     keys = {
         "spjf": _duration(pol),
         "spwf": _workload(pol),
@@ -464,7 +450,7 @@ def run_policy(
     predictor of n~_i (see :func:`make_policy`); ``pooled``: on the pooled cluster;
     ``reserve``: ``wcs-reserve``'s rule. :class:`PolicyTimeUp` when ``deadline`` passes before
     every job started."""
-    policy = make_policy(instance, name, tau, predictor, pooled, reserve)
+    policy = make_policy(instance, name, tau, PolicyOptions(predictor, pooled), reserve)
     policy.deadline = deadline
     return simulate_policy(instance, policy, name)
 
@@ -522,6 +508,7 @@ __all__ = [
     "POOL",
     "POLICIES",
     "OrderedPolicy",
+    "PolicyOptions",
     "PolicyTimeUp",
     "Reserve",
     "ReservePolicy",

@@ -40,37 +40,33 @@ FIXED = ("given", "perfect")
 
 
 class Predictor(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def fit(self, jobs: Sequence[Job]) -> Predictor: ...
 
     def predict(self, jobs: Sequence[Job]) -> np.ndarray: ...
 
 
-@dataclass
-class Given:
-    """The instance's ``predicted_iterations`` (the true iterations when absent)."""
+@dataclass(frozen=True)
+class Known:
+    """Iterations each job carries, its ``attribute`` (:data:`GIVEN`, :data:`PERFECT`): no
+    training."""
 
-    name: str = "given"
+    name: str
+    attribute: str
 
-    def fit(self, jobs: Sequence[Job]) -> Given:
+    def fit(self, jobs: Sequence[Job]) -> Known:
         return self
 
     def predict(self, jobs: Sequence[Job]) -> np.ndarray:
-        return np.array([j.predicted for j in jobs], dtype=float)
+        return np.array([getattr(j, self.attribute) for j in jobs], dtype=float)
 
 
-@dataclass
-class Perfect:
-    """The true iterations n_i (A-SRPT-Perfect)."""
-
-    name: str = "perfect"
-
-    def fit(self, jobs: Sequence[Job]) -> Perfect:
-        return self
-
-    def predict(self, jobs: Sequence[Job]) -> np.ndarray:
-        return np.array([j.iterations for j in jobs], dtype=float)
+#: The instance's ``predicted_iterations`` (the true iterations when absent).
+GIVEN = Known("given", "predicted")
+#: The true iterations n_i (A-SRPT-Perfect).
+PERFECT = Known("perfect", "iterations")
 
 
 @dataclass
@@ -153,13 +149,14 @@ class RandomForest:
 
 
 def make_predictor(name: str, seed: int = 0) -> Predictor:
-    """A fresh predictor by name (``given`` and ``perfect`` need no ``fit``)."""
+    """A fresh predictor by name (``given`` and ``perfect``, which need no ``fit``, are
+    :data:`GIVEN` and :data:`PERFECT`)."""
     makers: dict[str, Any] = {
         "group-mean": lambda: GroupHistory("mean"),
         "group-median": lambda: GroupHistory("median"),
         "random-forest": lambda: RandomForest(seed=seed),
-        "given": Given,
-        "perfect": Perfect,
+        "given": lambda: GIVEN,
+        "perfect": lambda: PERFECT,
     }
     if name not in makers:
         known = ", ".join((*PREDICTORS, *FIXED))
@@ -237,9 +234,10 @@ def predict_all(
 __all__ = [
     "FIXED",
     "PREDICTORS",
-    "Given",
+    "GIVEN",
     "GroupHistory",
-    "Perfect",
+    "Known",
+    "PERFECT",
     "Predictor",
     "RandomForest",
     "make_predictor",

@@ -30,8 +30,6 @@ FAMILY = LazyFamily(
     "Zhou et al., Online Scheduling of Heterogeneous Distributed ML Jobs, TCC (seed 003)",
     check=".check:check_schedule",
     outcome_details=_details,
-    programs=".programs:PROGRAMS",
-    layout=".layout:LAYOUT",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
 

@@ -235,13 +235,10 @@ def from_params(servers: int | None, params: Mapping[str, Any]) -> ElasticInstan
     )
 
 
-#: :mod:`dlsched.instances` reads a trace given in place of an instance file with
-#: ``load_trace(path)`` (the defaults of :func:`from_params`) and an instance file naming one,
-#: ``{"family": "elastic", "name": ..., "trace": {"path": ..., PARAMETER: ...}}`` (the
-#: parameters of :func:`from_params`), with ``read_manifest(data, source)``.
+#: How :mod:`dlsched.instances` reads a trace file (the defaults of :func:`from_params`) or an
+#: instance file naming one: ``{"family": "elastic", "name": ..., "trace": {"path": ...,
+#: PARAMETER: ...}}``, the parameters of :func:`from_params`.
 READER = GavelReader(TRACE_PARAMS, from_params)
-load_trace = READER.load_trace
-read_manifest = READER.read_manifest
 
 
 __all__ = [
@@ -252,8 +249,6 @@ __all__ = [
     "TRACE_PARAMS",
     "fluid_horizon",
     "from_params",
-    "load_trace",
     "read_gavel",
-    "read_manifest",
     "servers_of",
 ]

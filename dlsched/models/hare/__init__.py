@@ -29,8 +29,6 @@ FAMILY = LazyFamily(
         ".online.methods:ONLINE_METHODS",
         ".online.methods:LIST_METHODS",
     ),
-    programs=".programs:PROGRAMS",
-    layout=".layout:LAYOUT",
     metaopt=".metaopt:worst_cases",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light

@@ -25,8 +25,6 @@ FAMILY = LazyFamily(
     plot=".picture:save_picture",
     draw=".picture:picture",
     outcome_details=".outcome:placement_details",
-    programs=".programs:PROGRAMS",
-    layout=".layout:LAYOUT",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
 

@@ -142,7 +142,7 @@ def test_random_forest_is_deterministic_and_within_the_training_range() -> None:
 def test_online_policies_take_a_predictor_object() -> None:
     from dlsched.models.ddlwmp.generate import generate
     from dlsched.models.ddlwmp.online import run_policy
-    from dlsched.models.ddlwmp.predict import Perfect
+    from dlsched.models.ddlwmp.predict import PERFECT
 
     inst = generate(8, 8, 4, gpus_per_server=4)
     values = [max(1, j.iterations // (k + 1)) for k, j in enumerate(inst.jobs)]
@@ -165,8 +165,7 @@ def test_online_policies_take_a_predictor_object() -> None:
         got, _ = run_policy(inst, name, predictor=Fixed())
         assert got == run_policy(with_field, name)[0]
     assert (
-        run_policy(inst, "a-srpt", predictor=Perfect())[0]
-        == (run_policy(inst, "a-srpt-perfect")[0])
+        run_policy(inst, "a-srpt", predictor=PERFECT)[0] == (run_policy(inst, "a-srpt-perfect")[0])
     )
 
 

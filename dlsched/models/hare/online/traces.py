@@ -147,13 +147,11 @@ def from_params(gpus: int | None, params: Mapping[str, Any]) -> HareInstance:
     )
 
 
-#: :mod:`dlsched.instances` reads a trace given in place of an instance file with
-#: ``load_trace(path)`` (on :data:`CLUSTER`) and an instance file naming one, ``{"family":
-#: "hare", "name": ..., "trace": {"path": ..., "throughputs": ..., "limit": ..., "round_s":
-#: ..., "cluster": "36:36:36"}}``, with ``read_manifest(data, source)``.
+#: The trace reader :mod:`dlsched.instances` asks for a trace given in place of an instance
+#: file (on :data:`CLUSTER`) and for an instance file naming one, ``{"family": "hare", "name":
+#: ..., "trace": {"path": ..., "throughputs": ..., "limit": ..., "round_s": ..., "cluster":
+#: "36:36:36"}}``.
 READER = GavelReader(TRACE_PARAMS, from_params)
-load_trace = READER.load_trace
-read_manifest = READER.read_manifest
 
 
 __all__ = [
@@ -162,7 +160,5 @@ __all__ = [
     "ROUND_S",
     "TRACE_PARAMS",
     "from_params",
-    "load_trace",
     "read_gavel",
-    "read_manifest",
 ]
