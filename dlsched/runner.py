@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import math
 import os
 import sys
 import time
@@ -90,8 +89,8 @@ class Watchdog:
             return None
         return cls(STUCK_FACTOR * time_limit + STUCK_SECONDS, failed)
 
-    def message(self, allowed: float) -> str:
-        return f"StuckTask: given up after {allowed:.0f} s (far past its time limit)"
+    def message(self, allowed: float | None) -> str:
+        return f"StuckTask: given up after {allowed or 0:.0f} s (far past its time limit)"
 
 
 def run_calls(calls: Sequence[Call]) -> list[tuple[Any, float]]:
@@ -257,21 +256,21 @@ class Pool:
         """Dask: two tasks in flight per process, the next submitted as each one finishes (or
         is given up by the watchdog)."""
         client = self.start()
-        running: dict[Any, tuple[list[int], float, float]] = {}  # picked, due, allowed
+        running: dict[Any, tuple[list[int], Deadline]] = {}  # picked, the watchdog's allowance
 
         def submit() -> None:
             if picked := batcher.take():
                 fut = client.submit(run_calls, [calls[i] for i in picked], pure=False)
-                ahead = max((len(p) for p, _, _ in running.values()), default=0)
-                allowed = math.inf if watchdog is None else watchdog.seconds * (len(picked) + ahead)
-                running[fut] = (picked, time.monotonic() + allowed, allowed)
+                ahead = max((len(p) for p, _ in running.values()), default=0)
+                allowed = None if watchdog is None else watchdog.seconds * (len(picked) + ahead)
+                running[fut] = (picked, Deadline.after(allowed, time.monotonic))
 
         for _ in range(2 * batcher.processes):
             submit()
         try:
             while running:
                 for fut in self._next(running):
-                    picked, _, allowed = running.pop(fut)
+                    picked, allowance = running.pop(fut)
                     if fut.done():
                         results = fut.result()
                         submit()  # before the client's own work on these results
@@ -279,24 +278,26 @@ class Pool:
                     elif watchdog is not None:
                         self._give_up(fut)
                         submit()
-                        yield [(i, watchdog.failed(i, watchdog.message(allowed))) for i in picked]
+                        yield [
+                            (i, watchdog.failed(i, watchdog.message(allowance.limit)))
+                            for i in picked
+                        ]
         finally:  # stopped early (an error, or the caller's): nothing left running
             for fut in running:
                 fut.cancel()
 
     @staticmethod
-    def _next(running: dict[Any, tuple[list[int], float, float]]) -> list[Any]:
-        """The tasks that finished, in the order they were submitted; else, once the first is
-        due, the tasks past their due time."""
+    def _next(running: dict[Any, tuple[list[int], Deadline]]) -> list[Any]:
+        """The tasks that finished, in the order they were submitted; else, once the first
+        allowance has passed, the tasks past theirs."""
         from distributed import wait
 
-        due = min(d for _, d, _ in running.values())
-        timeout = max(due - time.monotonic(), 0.0) if due < math.inf else None
-        with contextlib.suppress(TimeoutError):  # the first is due
+        left = [t for _, a in running.values() if (t := a.left()) is not None]
+        timeout = min(left) if left else None
+        with contextlib.suppress(TimeoutError):  # the first allowance passed
             wait(list(running), timeout=timeout, return_when="FIRST_COMPLETED")
-        now = time.monotonic()
         finished = [f for f in running if f.done()]
-        return finished or [f for f, (_, d, _) in running.items() if d <= now]
+        return finished or [f for f, (_, a) in running.items() if a.passed()]
 
     def _give_up(self, fut: Any) -> None:
         """Cancel a stuck task and restart the worker running it (a thread cannot be stopped;
