@@ -349,11 +349,42 @@ class Deadline:
         return call_with_deadline(fn, *args, seconds=left + self.grace(), label=label)
 
 
+@dataclass(frozen=True)
+class Allowance:
+    """A deadline handed to a worker's task: the seconds ``left`` of it (None: no limit) when
+    the task was handed out, at ``handed`` on ``clock``. Where the task starts,
+    :meth:`deadline` counts the time it waited for a worker: a task queued behind another
+    ends when the deadline it was handed ends, not that long after it starts. ``clock`` must
+    read alike in every process of the pool (wall time, on a cluster of several hosts)."""
+
+    left: float | None
+    handed: float
+    clock: Clock = time.time
+
+    @classmethod
+    def of(cls, deadline: Deadline) -> Allowance:
+        """``deadline`` handed out now (it reads ``deadline.clock``)."""
+        return cls(deadline.left(), deadline.clock(), deadline.clock)
+
+    def deadline(self) -> Deadline:
+        """The deadline where the task starts: what was left, less the time it waited."""
+        if self.left is None:
+            return Deadline.never(self.clock)
+        waited = min(max(self.clock() - self.handed, 0.0), self.left)
+        return Deadline.after(self.left - waited, self.clock)
+
+
+#: No limit: the allowance of work handed out without a deadline.
+UNLIMITED = Allowance(None, 0.0)
+
+
 #: No time limit: the default of work that may be given a :class:`Deadline`.
 NEVER = Deadline.never()
 
 
 __all__ = [
+    "UNLIMITED",
+    "Allowance",
     "GRACE",
     "GRACE_SHARE",
     "FORK_GRACES",

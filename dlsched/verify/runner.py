@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from dlsched.models import MethodOptions
 from dlsched.result import json_safe
 from dlsched.runner import Call, Pool, RunnerOptions, Watchdog, check_scheduler, progress_bar
 from dlsched.solvers.base import SolveOptions, SolverSettings
-from dlsched.solvers.deadline import NEVER, Clock, Deadline
+from dlsched.solvers.deadline import NEVER, UNLIMITED, Allowance, Deadline
 from dlsched.verify.theorem import Measurement, Theorem, registry
 
 LOG = "verify.jsonl"
@@ -68,35 +67,6 @@ class Summary:
     rows: int = 0  # rows appended
     violations: list[dict[str, Any]] = field(default_factory=list)
     minimal: list[Path] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Allowance:
-    """A deadline handed to a worker's task: the seconds ``left`` of it (None: no limit) when
-    the task was handed out, at ``handed`` on ``clock``. Where the task starts,
-    :meth:`deadline` counts the time it waited for a worker: a task queued behind another
-    ends when the deadline it was handed ends, not that long after it starts. ``clock`` must
-    read alike in every process of the pool (wall time, on a cluster of several hosts)."""
-
-    left: float | None
-    handed: float
-    clock: Clock = time.time
-
-    @classmethod
-    def of(cls, deadline: Deadline) -> Allowance:
-        """``deadline`` handed out now (it reads ``deadline.clock``)."""
-        return cls(deadline.left(), deadline.clock(), deadline.clock)
-
-    def deadline(self) -> Deadline:
-        """The deadline where the task starts: what was left, less the time it waited."""
-        if self.left is None:
-            return Deadline.never(self.clock)
-        waited = min(max(self.clock() - self.handed, 0.0), self.left)
-        return Deadline.after(self.left - waited, self.clock)
-
-
-#: No limit: the allowance of work handed out without a deadline.
-UNLIMITED = Allowance(None, 0.0)
 
 
 # --- one instance -----------------------------------------------------------------------------
