@@ -44,7 +44,7 @@ from dlsched.models.elastic.solution import Run
 STRETCH = 3.0
 LONG = 20.0
 SHARE = 0.5
-SLACK = 1.0
+RESERVE = 1.0  # the slack parameter's default (a reserve, not a tolerance)
 
 
 class AnyType(ListPolicy):
@@ -56,7 +56,7 @@ class AnyType(ListPolicy):
         stretch: float = STRETCH,
         long: float = LONG,
         share: float = SHARE,
-        slack: float = SLACK,
+        slack: float = RESERVE,
     ):
         most = most_workers(inst)
         self.least = [least_use(inst, j, most)[0] for j in range(inst.num_jobs)]
@@ -148,9 +148,9 @@ def sjf_any(inst: ElasticInstance, options: MethodOptions) -> Run:
         _number(options, "stretch", STRETCH, 1.0, 1e6),
         _number(options, "long", LONG, 0.0, 1e6),
         _number(options, "share", SHARE, 0.0, 1.0),
-        _number(options, "slack", SLACK, 0.0, 1e6),
+        _number(options, "slack", RESERVE, 0.0, 1e6),
     )
     return run_policy(inst, policy, options)
 
 
-__all__ = ["LONG", "SHARE", "SLACK", "STRETCH", "AnyType", "sjf_any"]
+__all__ = ["LONG", "RESERVE", "SHARE", "STRETCH", "AnyType", "sjf_any"]
