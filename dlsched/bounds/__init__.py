@@ -24,6 +24,7 @@ from dlsched.bounds.comparisons import (
     compare,
     comparison,
     reference_of,
+    reference_options,
     to_frame,
 )
 from dlsched.bounds.counterexample import save_counterexample
@@ -54,6 +55,7 @@ __all__ = [
     "locked_log",
     "parse_record",
     "reference_of",
+    "reference_options",
     "register_guarantee",
     "repair_tail",
     "save_counterexample",

@@ -113,6 +113,12 @@ def check_methods(family: str, methods: Sequence[str], reference: str) -> None:
                 )
 
 
+def reference_options(options: MethodOptions) -> MethodOptions:
+    """What a reference runs under: the caller's settings, time limit and clock, without the
+    methods' parameters (the one rule for compare, sweep and verify)."""
+    return replace(options, params={})
+
+
 def against_reference(
     instance: Any,
     methods: Iterable[str],
@@ -126,7 +132,7 @@ def against_reference(
     without the methods' parameters. With ``options.bound``, the instance's bound is computed
     by the first run that asks for it and shared by the others (the families keep it per
     instance object)."""
-    ref = run_method(instance, reference, replace(options, params={}))
+    ref = run_method(instance, reference, reference_options(options))
     if with_reference:
         yield comparison(instance, ref, ref)
     for m in methods:
@@ -161,5 +167,6 @@ __all__ = [
     "compare",
     "comparison",
     "reference_of",
+    "reference_options",
     "to_frame",
 ]

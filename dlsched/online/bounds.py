@@ -336,6 +336,12 @@ def relaxations(
     )
 
 
+def total_flow(completion: Sequence[float], jobs: Sequence[Any]) -> float:
+    """The total flow time sum_j (c_j - a_j) of jobs with an ``arrival`` completing at
+    ``completion`` (in the instance's time unit)."""
+    return math.fsum(c - j.arrival for c, j in zip(completion, jobs, strict=True))
+
+
 def flow_details(
     flow: float, objective: float, bound: FlowBound, seconds: float = 1.0
 ) -> dict[str, Any]:
@@ -373,6 +379,7 @@ def cached(
 
 
 __all__ = [
+    "total_flow",
     "FlowBound",
     "best_weights",
     "cached",

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlsched import families
-from dlsched.bounds import SLACK, reference_of, verdict
+from dlsched.bounds import SLACK, reference_of, reference_options, verdict
 from dlsched.errors import DlschedError, OptionError
 from dlsched.models import MethodOptions, run_method
 
@@ -140,11 +140,7 @@ class Paper:
 def ratio_measure(theorem: Theorem, instance: Any, options: MethodOptions) -> list[Measurement]:
     """Each method's verified objective over the reference method's certified optimum (or its
     certified lower bound), against the theorem's bound on the instance."""
-    ref = run_method(
-        instance,
-        theorem.reference,
-        MethodOptions(solve=options.solve, time_limit=options.time_limit),
-    )
+    ref = run_method(instance, theorem.reference, reference_options(options))
     value, kind = reference_of(ref)
     bound = theorem.bound(instance) if theorem.bound is not None else None
     rows = [Measurement(theorem.reference, ref.objective, value, kind, None, None,

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dlsched.models.elastic.instance import ElasticInstance, durations, most_workers
-from dlsched.online.bounds import FlowBound, cached, flow_details, relaxations
+from dlsched.online.bounds import FlowBound, cached, flow_details, relaxations, total_flow
 from dlsched.solvers.deadline import NEVER, Deadline
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -111,7 +111,7 @@ def flow_report(outcome: Outcome, inst: ElasticInstance, deadline: Deadline) -> 
     if outcome.evaluation is None:
         return outcome
     done = outcome.evaluation.completion
-    flow = math.fsum(c - j.arrival for c, j in zip(done, inst.jobs, strict=True))
+    flow = total_flow(done, inst.jobs)
     bound = cached(inst, flow_bound, deadline)
     extra = flow_details(flow, float(outcome.evaluation.objective), bound, inst.slot_seconds)
     return replace(outcome, details={**outcome.details, **extra})

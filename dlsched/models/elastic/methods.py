@@ -27,6 +27,7 @@ from dlsched.models.elastic.enumerate import MAX_CONFIGS, EnumerationTimeUp, enu
 from dlsched.models.elastic.exact import Column, all_columns, build_packing, schedule_of
 from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.solution import ElasticSchedule
+from dlsched.online.bounds import total_flow
 from dlsched.result import Outcome, on_request, verified_outcome
 from dlsched.solvers import SolveResult, SolverSettings, Status, solve
 from dlsched.solvers.certify import Proof
@@ -273,7 +274,7 @@ def _with_flow(out: Outcome) -> Outcome:
     """A heuristic's verified ``out`` with its total flow time sum_j (c_j - a_j) in seconds,
     ``details["flow_time_s"]``."""
     inst, done = out.instance_object, out.evaluation.completion
-    flow = math.fsum(c - j.arrival for c, j in zip(done, inst.jobs, strict=True))
+    flow = total_flow(done, inst.jobs)
     return replace(out, details={**out.details, "flow_time_s": flow * inst.slot_seconds})
 
 

@@ -57,14 +57,13 @@ sum C_n (as ddlwmp's, docs/traces.md).
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from dlsched.models.hare.instance import HareInstance
-from dlsched.online.bounds import FlowBound, cached, flow_details, relaxations
+from dlsched.online.bounds import FlowBound, cached, flow_details, relaxations, total_flow
 from dlsched.solvers.deadline import NEVER, Deadline
 
 
@@ -121,7 +120,7 @@ def flow_report(
 ) -> dict[str, Any]:
     """:func:`flow_details` of a verified online schedule of ``instance`` (its completions
     and objective), the bound of :func:`flow_bound` computed within ``deadline``."""
-    flow = math.fsum(c - j.arrival for c, j in zip(completion, instance.jobs, strict=True))
+    flow = total_flow(completion, instance.jobs)
     return flow_details(flow, objective, cached(instance, flow_bound, deadline))
 
 

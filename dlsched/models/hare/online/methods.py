@@ -23,6 +23,7 @@ from typing import Any
 from dlsched.errors import OptionError
 from dlsched.models import Method, MethodOptions, method_table
 from dlsched.models.hare.instance import HareInstance
+from dlsched.online.bounds import total_flow
 from dlsched.result import Outcome, on_request, verified_outcome
 
 from ..budget import GROUPING_SHARE
@@ -149,7 +150,7 @@ def _online(name: str, build: Callable[..., tuple[OnlineHare, dict]]) -> Callabl
             },
         )
         done = out.evaluation.completion
-        flow = math.fsum(c - j.arrival for c, j in zip(done, instance.jobs, strict=True))
+        flow = total_flow(done, instance.jobs)
         out = _with_details(out, {"average_jct": average_jct(instance, done), "flow_time_s": flow})
 
         def bounded() -> Outcome:
