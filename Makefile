@@ -13,6 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -e '.[dev,notebooks,docs]' \
 		|| $(PY) -m pip install --quiet -e '.[dev,notebooks,docs]'
 	$(PY) -m dlsched.models.hare.branch  # compiles the search once (numba caches it)
+	$(PY) -m dlsched.models.hare.colgen  # and the R||sum wC pricing
 	touch $@
 
 demo: $(VENV)/.installed
