@@ -93,7 +93,7 @@ def _stopped_by_ctrl_c(reports: list[dict], status: str = "Interrupted by user")
     assert len(reports) == 1
     assert reports[0]["status"] == status
     assert 55 < reports[0]["limit"] <= 60
-    assert reports[0]["seconds"] < reports[0]["limit"] / 2
+    assert reports[0]["seconds"] < reports[0]["limit"]
 
 
 @pytest.mark.parametrize("build", [_market_split, _sparse_lp], ids=["mip", "lp"])
