@@ -62,6 +62,11 @@ class OptionError(DlschedError, ValueError):
         return type(self), (self.option, self.value, self.reason)
 
 
+class ClusterError(DlschedError):
+    """The Dask cluster a command ran on was lost on the way (its scheduler gone, every task
+    cancelled): what was written stays, and a rerun resumes."""
+
+
 class InfeasibleSolutionError(DlschedError):
     """The independent checker rejected a placement or schedule."""
 

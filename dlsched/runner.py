@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dlsched.errors import OptionError
+from dlsched.errors import ClusterError, OptionError
 from dlsched.solvers.deadline import Deadline
 
 #: Environment of every worker process: one thread per numerical library (no oversubscription).
@@ -176,6 +176,24 @@ def connect(scheduler: str, timeout: float = 10) -> Any:
         raise OptionError("--scheduler", scheduler, f"cannot connect: {e}") from None
 
 
+@contextlib.contextmanager
+def cluster_lost(where: str) -> Iterator[None]:
+    """A cluster lost while tasks ran (the scheduler killed or unreachable, the tasks cancelled
+    with it) as a :class:`ClusterError` naming ``where``, one line, instead of Dask's
+    traceback."""
+    from distributed.client import FuturesCancelledError
+    from distributed.comm.core import CommClosedError
+
+    try:
+        yield
+    except (FuturesCancelledError, CommClosedError) as e:
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ClusterError(
+            f"{where}: the Dask cluster was lost ({reason}); what was written is kept, and the "
+            "same command resumes"
+        ) from None
+
+
 class Pool:
     """Where tasks run: in this process (``processes == 0``), or on Dask, the cluster started
     on first use (a LocalCluster of ``processes`` processes, or the client of ``scheduler``)
@@ -268,20 +286,21 @@ class Pool:
         for _ in range(2 * batcher.processes):
             submit()
         try:
-            while running:
-                for fut in self._next(running):
-                    picked, allowance = running.pop(fut)
-                    if fut.done():
-                        results = fut.result()
-                        submit()  # before the client's own work on these results
-                        yield self._finished(batcher, picked, results)
-                    elif watchdog is not None:
-                        self._give_up(fut)
-                        submit()
-                        yield [
-                            (i, watchdog.failed(i, watchdog.message(allowance.limit)))
-                            for i in picked
-                        ]
+            with cluster_lost(self.where()):
+                while running:
+                    for fut in self._next(running):
+                        picked, allowance = running.pop(fut)
+                        if fut.done():
+                            results = fut.result()
+                            submit()  # before the client's own work on these results
+                            yield self._finished(batcher, picked, results)
+                        elif watchdog is not None:
+                            self._give_up(fut)
+                            submit()
+                            yield [
+                                (i, watchdog.failed(i, watchdog.message(allowance.limit)))
+                                for i in picked
+                            ]
         finally:  # stopped early (an error, or the caller's): nothing left running
             for fut in running:
                 fut.cancel()
@@ -344,11 +363,12 @@ class Pool:
         for i, call in enumerate(calls):
             submit(i, call)
         try:
-            for fut in done:
-                i = running.pop(fut)
-                nxt = then(i, fut.result())
-                if nxt is not None:
-                    submit(i, nxt)
+            with cluster_lost(self.where()):
+                for fut in done:
+                    i = running.pop(fut)
+                    nxt = then(i, fut.result())
+                    if nxt is not None:
+                        submit(i, nxt)
         finally:
             for fut in running:
                 fut.cancel()
@@ -359,6 +379,12 @@ class Pool:
         for i, (_, seconds) in zip(picked, results, strict=True):
             batcher.observe(batcher.kinds[i], seconds)
         return [(i, result) for i, (result, _) in zip(picked, results, strict=True)]
+
+    def where(self) -> str:
+        """The cluster as the command line names it."""
+        if self.scheduler is not None:
+            return f"--scheduler {self.scheduler}"
+        return f"--processes {self.processes}"
 
     def close(self) -> None:
         if self.client is not None:
