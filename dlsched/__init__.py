@@ -29,6 +29,7 @@ API = (
     "list_instances",
     "verify_theorems",
     "compare",
+    "search",
     "model",
     "solve_model",
     "programs",

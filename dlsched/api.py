@@ -13,7 +13,9 @@ command takes.
   ``.to_frame()``);
 - :func:`compare`: methods against a reference, with their ratios and guarantees
   (:func:`dlsched.plotting.plot_ratios` draws the ratios of several instances);
-- :func:`verify_theorems`: the papers' theorems checked on seeded instances, in this process.
+- :func:`verify_theorems`: the papers' theorems checked on seeded instances, in this process;
+- :func:`search`: the worst case of any method (its worst ratio to the certified optimum, the
+  instance that shows it).
 
 ``list_instances`` and ``verify_theorems`` are also ``dlsched.api.instances`` and
 ``dlsched.api.verify`` (the commands' names); at the top level ``dlsched.instances`` and
@@ -297,6 +299,72 @@ def verify_theorems(
         return pd.DataFrame(read_log(Path(folder) / LOG))
 
 
+def search(
+    method: Any,
+    family: str,
+    *,
+    guarantee: Any = None,
+    budget: float = 60.0,
+    processes: int | None = 0,
+    scheduler: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    seed: int = 0,
+    jobs: int | None = None,
+    gpus: int | None = None,
+    time_limit: float | None = VERIFY_TIME_LIMIT,
+) -> dict[str, Any]:
+    """Search for the instance of ``family`` on which ``method`` is furthest from the
+    certified optimum (``dlsched search``), for ``budget`` seconds in all: the lanes, moves,
+    CMA-ES, certification, shrinking, log and resume of ``dlsched verify --search``, on a
+    record made for the method (:mod:`dlsched.verify.user`: the family's draws, exact
+    reference and shrinking). ``method`` is a method's name (:func:`methods`, a registered
+    name, or a spec ``"file.py:function"``) or a Python object, registered first
+    (``dlsched.register``). ``guarantee``: None (the worst ratio is reported, per size), a
+    number or a function of the instance; a ratio above it is a violation, shrunk and saved.
+    ``jobs``, ``gpus``: the size of the seeded draws (the search grows candidates to 3 times
+    the jobs and twice the GPUs); ``seed`` the search's; ``time_limit`` each solve's. It runs
+    in this process (``processes=0``), on ``processes`` Dask workers (None: the machine's
+    cores) or on the Dask ``scheduler``. The log and the instances found go to the folder
+    ``out`` (resumed when it holds a search of the same method); with no ``out``, to a
+    temporary folder removed afterwards.
+
+    Returns the row of ``DIR/search.json``: ``worst_ratio``, ``sample_worst_ratio``,
+    ``solves``, ``seconds``, ``violated``, ``instance`` (the worst instance's file),
+    ``minimal_instance`` (its shrunk violation's), ``sizes`` (per size: ``jobs``, ``gpus``,
+    ``worst_ratio``, ``instance``), ...; with no ``out``, each ``instance`` is the instance
+    itself (its file is gone).
+    """
+    arguments.search_arguments(locals())  # before any import or work
+    from dlsched.solvers.base import SolveOptions
+    from dlsched.verify.runner import VerifyOptions
+    from dlsched.verify.search import SearchOptions
+    from dlsched.verify.user_search import prepare, run
+
+    theorem = prepare(family, method, guarantee, "method")
+    options = VerifyOptions(
+        jobs=jobs,
+        gpus=gpus,
+        solve=SolveOptions(time_limit=time_limit, seed=0, threads=1),
+        processes=processes,
+        scheduler=scheduler,
+        progress=False,
+    )
+    where = tempfile.TemporaryDirectory(prefix="dlsched-search-") if out is None else None
+    with where or contextlib.nullcontext(os.fspath(out)) as folder:  # type: ignore[arg-type]
+        row = run(theorem, Path(folder), options, SearchOptions(float(budget), seed=seed))
+        return row if out is not None else _with_instances(row)
+
+
+def _with_instances(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with each instance file it names replaced by the instance (loaded)."""
+    out = dict(row)
+    for key in ("instance", "minimal_instance"):
+        if out.get(key):
+            out[key] = load(out[key])
+    out["sizes"] = [{**s, "instance": load(s["instance"])} for s in row.get("sizes", [])]
+    return out
+
+
 #: The names of :func:`list_instances` and :func:`verify_theorems` on the command line
 #: (``dlsched instances``, ``dlsched verify``), kept here; at the top level of the package
 #: these names are the subpackages :mod:`dlsched.instances` and :mod:`dlsched.verify`.
@@ -313,6 +381,7 @@ __all__ = [
     "list_instances",
     "load",
     "methods",
+    "search",
     "solve",
     "verify",
     "verify_theorems",

@@ -242,6 +242,39 @@ def verify_arguments(given: dict[str, Any]) -> list[str]:
     return keys
 
 
+def guarantee(name: str, value: Any) -> Any:
+    """A guarantee: None, a positive number, or a function of the instance."""
+    if value is None or (callable(value) and not isinstance(value, type)):
+        return value
+    x = real(name, value, "None, a number or a function of the instance")
+    if not 0 < x < float("inf"):  # NaN too
+        raise OptionError(name, value, "must be a positive number")
+    return x
+
+
+def search_arguments(given: dict[str, Any]) -> None:
+    """The arguments of :func:`dlsched.api.search` (``given``), checked as ``dlsched search``
+    checks its options, so no cluster is started and no folder made for a bad one. The
+    method is a name or a Python object (a function, a class, an object with ``decide``); the
+    family and whether it has the method are checked by the call."""
+    method = given["method"]
+    if isinstance(method, str):
+        text("method", method)
+    elif not (callable(method) or hasattr(method, "decide")):
+        raise wrong_type("method", method, "a method's name or a function")
+    text("family", given["family"])
+    guarantee("guarantee", given["guarantee"])
+    seconds("budget", given["budget"], none=False)
+    integer("processes", given["processes"], 0, MAX_PROCESSES, none=True)
+    text("scheduler", given["scheduler"], none=True)
+    if given["out"] is not None:
+        check_folder("out", given["out"])
+    seed("seed", given["seed"])
+    integer("jobs", given["jobs"], 1, none=True)
+    integer("gpus", given["gpus"], 1, none=True)
+    seconds("time_limit", given["time_limit"])
+
+
 __all__ = [
     "MAX_PROCESSES",
     "MAX_SEED",
@@ -254,11 +287,13 @@ __all__ = [
     "check_lengths",
     "flag",
     "frame",
+    "guarantee",
     "integer",
     "method_params",
     "model",
     "names",
     "real",
+    "search_arguments",
     "seconds",
     "seed",
     "settings",

@@ -9,6 +9,8 @@
                   --scheduler ADDRESS] -o FILE.jsonl
     dlsched verify [THEOREM ...] --count N [--processes P | --scheduler ADDRESS] -o DIR
     dlsched verify THEOREM ... --search --budget SECONDS [--processes P] -o DIR
+    dlsched search FAMILY --method METHOD --budget SECONDS [--guarantee X] [--processes P |
+                   --scheduler ADDRESS] [--seed S] -o DIR
     dlsched demo
 
 ``--gpus`` is the size of the family's cluster (GPUs, servers) in ``generate``, ``sweep`` and
@@ -414,6 +416,46 @@ def _add_verify(sub: Any) -> None:
     )
 
 
+def _positive(name: str) -> Callable[[str], float]:
+    """A finite positive number (``--guarantee``)."""
+
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {text!r}: not a number") from None
+        if not 0 < x < float("inf"):  # NaN too
+            raise argparse.ArgumentTypeError(f"{name} {text!r}: must be a positive number")
+        return x
+
+    return parse
+
+
+def _add_search(sub: Any) -> None:
+    s = sub.add_parser("search", help="search for the worst case of any method (resumable)")
+    s.add_argument("family")
+    s.add_argument("--method", required=True, help="a method: its name, or a spec file.py:function")
+    s.add_argument(
+        "--budget",
+        type=_seconds("--budget", MAX_TIME_LIMIT),
+        default=60.0,
+        help="seconds of the whole search (default 60): its search, shrinking and sample",
+    )
+    s.add_argument(
+        "--guarantee",
+        type=_positive("--guarantee"),
+        default=None,
+        help="the ratio to the optimum the method claims; above it is a violation, shrunk "
+        "and saved (none: the worst ratio per instance size)",
+    )
+    s.add_argument("--jobs", type=JOBS, default=None, help="jobs of the seeded draws")
+    _add_gpus(s, default=None)
+    s.add_argument("--seed", type=SEED, default=0, help="the search's seed")
+    _add_time_limit(s, default=60.0)
+    _add_runner(s)
+    s.add_argument("-o", "--output", required=True, help="folder of the log and instances")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with its error on one line (``--help`` shows the usage); subcommands too."""
 
@@ -438,6 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compare(sub)
     _add_sweep(sub)
     _add_verify(sub)
+    _add_search(sub)
     d = sub.add_parser("demo", help="run the main job on the bundled instances")
     d.add_argument("--quick", action="store_true", help="smallest instances only")
     _refuse_workers(d)
@@ -756,6 +799,32 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    """The options first (the folder, the family, the method), then the search, its row of
+    ``search.json`` and the report."""
+    from dlsched import families
+
+    out = _check_folder("-o", args.output)
+    families.get(args.family)
+    from dlsched.solvers.base import SolveOptions
+    from dlsched.verify.report import write_report
+    from dlsched.verify.runner import VerifyOptions
+    from dlsched.verify.search import SearchOptions
+    from dlsched.verify.user_search import prepare, run, summary_lines
+
+    theorem = prepare(args.family, args.method, args.guarantee)
+    opts = VerifyOptions(
+        jobs=args.jobs,
+        gpus=args.gpus,
+        solve=SolveOptions(time_limit=args.time_limit, seed=0, threads=1),
+        **_runner_options(args),
+    )
+    row = run(theorem, out, opts, SearchOptions(args.budget, seed=args.seed))
+    md, _ = write_report(out)
+    print("\n".join([*summary_lines(row, out, args.budget), f"report: {md}"]))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from dlsched.demo import run_demo
 
@@ -770,6 +839,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "compare": cmd_compare,
     "sweep": cmd_sweep,
     "verify": cmd_verify,
+    "search": cmd_search,
     "demo": cmd_demo,
 }
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -308,11 +309,18 @@ def _instances(theorems: Iterable[Theorem], options: VerifyOptions) -> list[tupl
     return out
 
 
+def file_safe(name: str) -> str:
+    """``name`` as part of a file name: every character but letters, digits, ``.``, ``_`` and
+    ``-`` made ``_`` (a method named by a spec, ``path/to/file.py:function``, has ``/`` and
+    ``:``; the shipped names are unchanged)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
 def counterexample_stem(row: dict[str, Any]) -> str:
     """The file name (without ``.json``) a row's violation is saved under in
     ``counterexamples/``; ``-min`` added for its shrunk copy."""
     case = f"-{row['case']}" if row.get("case") else ""
-    return f"{row['theorem']}-{row['instance_hash']}-{row['method']}{case}"
+    return f"{row['theorem']}-{row['instance_hash']}-{file_safe(row['method'])}{case}"
 
 
 def run(theorems: Sequence[Theorem], directory: str | Path, options: VerifyOptions,
@@ -439,6 +447,7 @@ __all__ = [
     "Summary",
     "VerifyOptions",
     "counterexample_stem",
+    "file_safe",
     "failed_instance",
     "measure_case",
     "measure_instance",

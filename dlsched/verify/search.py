@@ -64,6 +64,7 @@ from dlsched.verify.runner import (
     SEARCH_JSON,
     Allowance,
     VerifyOptions,
+    file_safe,
     measure_instance,
     read_log,
     read_rows,
@@ -175,7 +176,7 @@ class PairResult:
 
 def _stem(theorem: Theorem, method: str, point: Point) -> str:
     case = f"-{point.case}" if point.case else ""
-    return f"{theorem.id}-{point.key()}-{method}{case}-search"
+    return f"{theorem.id}-{point.key()}-{file_safe(method)}{case}-search"
 
 
 @dataclass
