@@ -184,12 +184,13 @@ def _syntax(e: SyntaxError) -> str:
     return f"syntax error in {Path(e.filename or '?').name} line {e.lineno}: {e.msg}"
 
 
-def resolve(family: str, spec: str) -> UserMethod:
+def resolve(family: str, spec: str, where: str | None = None) -> UserMethod:
     """The method a spec names in ``family``, imported now and registered under the spec
-    (once per process)."""
+    (once per process); ``where``: the same spec with its file's absolute path (what another
+    process, elsewhere, reads)."""
     found = REGISTERED.get((family, spec))
     if found is None:
-        obj = load_spec(spec)
+        obj = load_spec(where or spec)
         found = _declared(obj, family, spec, f"from {spec}")
         found = replace(found, name=spec, spec=spec)
         REGISTERED[family, spec] = found
@@ -317,19 +318,31 @@ def guarantee(family: str, name: str) -> Guarantee | None:
     return None if found is None else found.bound()
 
 
-def portable(family: str, names: Iterable[str]) -> tuple[UserMethod | tuple[str, str], ...]:
+Portable = UserMethod | tuple[str, str, str]
+
+
+def portable(family: str, names: Iterable[str]) -> tuple[Portable, ...]:
     """What a worker needs to run ``names`` of ``family``: a method registered here travels
     itself (cloudpickled with the task, a notebook's function by value); a spec travels as
-    (family, spec), resolved again there; entry points and shipped methods need nothing."""
-    out: list[UserMethod | tuple[str, str]] = []
+    (family, spec, the spec with its file's absolute path), resolved again there; entry points
+    and shipped methods need nothing."""
+    out: list[Portable] = []
     for name in dict.fromkeys(names):
         m = REGISTERED.get((family, name))
         if m is not None:
-            out.append((family, m.spec) if m.spec is not None else m)
+            out.append(m if m.spec is None else (family, m.spec, absolute(m.spec)))
     return tuple(out)
 
 
-def install(shipped: Sequence[UserMethod | tuple[str, str]]) -> None:
+def absolute(spec: str) -> str:
+    """A file's spec with the file's absolute path (a module's as it is)."""
+    where, _, attr = spec.rpartition(":")
+    if not where.endswith(".py"):
+        return spec
+    return f"{Path(where).expanduser().resolve()}:{attr}"
+
+
+def install(shipped: Sequence[Portable]) -> None:
     """Register in this process (a worker) what :func:`portable` gave."""
     for item in shipped:
         if isinstance(item, UserMethod):
