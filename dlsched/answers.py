@@ -18,6 +18,16 @@ def wrong(source: str, field: str, value: Any, reason: str) -> UserCodeError:
     return UserCodeError(f"{source}: {where} = {shown(value)}: {reason}")
 
 
+def answer(source: str, value: Any, family: str, form: str) -> Mapping[str, Any]:
+    """The answer as an object; else the one line naming the ``form`` a ``family`` rule must
+    return."""
+    if not isinstance(value, Mapping):
+        raise UserCodeError(
+            f"{source}: a {family} rule must return {form}, got {type(value).__name__}"
+        )
+    return value
+
+
 def mapping(source: str, field: str, value: Any) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise wrong(source, field, value, f"expected an object, got {type(value).__name__}")
@@ -80,4 +90,4 @@ def counts(source: str, field: str, value: Any, names: Sequence[str], what: str)
     return out
 
 
-__all__ = ["counts", "get", "index", "integer", "items", "mapping", "number", "wrong"]
+__all__ = ["answer", "counts", "get", "index", "integer", "items", "mapping", "number", "wrong"]

@@ -85,6 +85,10 @@ def pooled(starts: tuple[float, ...]) -> PooledSchedule:
     return PooledSchedule(starts, ((),) * len(starts))
 
 
+#: What a rule of the family returns, as its error names it.
+FORM = "a Schedule or {'jobs': {job: {'start', 'placement': {server: [GPUs per stage]}}}}"
+
+
 def solution_from_json(instance: DdlwmpInstance, data: Any, source: str) -> JobMapping | Schedule:
     """A user's answer as a solution of the family: one itself, or the forms ``dlsched solve
     --json`` prints under ``solution`` (jobs by name or index, servers by index):
@@ -94,7 +98,7 @@ def solution_from_json(instance: DdlwmpInstance, data: Any, source: str) -> JobM
     :class:`JobMapping`. UserCodeError naming the field if malformed."""
     if isinstance(data, JobMapping | Schedule):
         return data
-    entry = answers.mapping(source, "", data)
+    entry = answers.answer(source, data, "ddlwmp", FORM)
     if "placements" in entry and "jobs" not in entry:
         given = _by_job(instance, source, "placements", entry["placements"])
         return JobMapping(tuple(_placement(instance, source, f, p) for f, p in given))

@@ -86,6 +86,10 @@ def _entry(inst: ElasticInstance, e: JobSchedule) -> dict[str, Any]:
 Run = tuple[ElasticSchedule | None, dict[str, Any]]
 
 
+#: What a rule of the family returns, as its error names it.
+FORM = "an ElasticSchedule or {'jobs': {job: {'start', 'worker_type', 'workers', ...}}}"
+
+
 def solution_from_json(instance: ElasticInstance, data: Any, source: str) -> ElasticSchedule:
     """A user's answer as an :class:`ElasticSchedule`: one itself, or ``{"jobs": {job: its
     run}}`` (``dlsched solve --json``'s ``solution``), each run ``{"start", "worker_type",
@@ -95,7 +99,8 @@ def solution_from_json(instance: ElasticInstance, data: Any, source: str) -> Ela
     malformed."""
     if isinstance(data, ElasticSchedule):
         return data
-    jobs = a.mapping(source, "jobs", a.get(source, "", a.mapping(source, "", data), "jobs"))
+    given = a.answer(source, data, "elastic", FORM)
+    jobs = a.mapping(source, "jobs", a.get(source, "", given, "jobs"))
     names = [j.name for j in instance.jobs]
     out = [
         _run(instance, source, a.index(source, f"jobs.{job}", job, names, "job"), run)

@@ -100,6 +100,10 @@ class TaskSchedule:
         return pd.DataFrame(rows)
 
 
+#: What a rule of the family returns, as its error names it.
+FORM = "a TaskSchedule or {'tasks': [{'job', 'round', 'index', 'gpu', 'start'}, ...]}"
+
+
 def solution_from_json(instance: HareInstance, data: Any, source: str) -> TaskSchedule:
     """A user's answer as a :class:`TaskSchedule`: one itself, or ``{"tasks": [{"job",
     "round", "index", "gpu", "start"}, ...]}`` (``dlsched solve --json``'s ``solution``; a
@@ -107,7 +111,8 @@ def solution_from_json(instance: HareInstance, data: Any, source: str) -> TaskSc
     the checker derives them). UserCodeError naming the field if malformed."""
     if isinstance(data, TaskSchedule):
         return data
-    tasks = a.items(source, "tasks", a.get(source, "", a.mapping(source, "", data), "tasks"))
+    given = a.answer(source, data, "hare", FORM)
+    tasks = a.items(source, "tasks", a.get(source, "", given, "tasks"))
     jobs = [j.name for j in instance.jobs]
     out = []
     for k, raw in enumerate(tasks):

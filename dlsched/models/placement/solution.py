@@ -69,6 +69,10 @@ class Placement:
         return pd.DataFrame(rows)
 
 
+#: What a rule of the family returns, as its error names it.
+FORM = "a Placement or {'jobs': {job: [worker, ...]}}"
+
+
 def solution_from_json(instance: PlacementInstance, data: Any, source: str) -> Placement:
     """A user's answer as a :class:`Placement`: one itself, ``{"jobs": {job: [worker, ...]}}``
     (each job's workers, by name or index; ``dlsched solve --json``'s ``solution``, whose
@@ -77,7 +81,7 @@ def solution_from_json(instance: PlacementInstance, data: Any, source: str) -> P
     the field if malformed."""
     if isinstance(data, Placement):
         return data
-    entry = a.mapping(source, "", data)
+    entry = a.answer(source, data, "placement", FORM)
     balance = a.get(source, "", entry, "balance", "proportional")
     if balance not in ("proportional", "equal"):
         raise a.wrong(source, "balance", balance, "expected 'proportional' or 'equal'")
