@@ -5,8 +5,8 @@ error, in process and through compare, never a dlsched traceback, and the other 
 
 from __future__ import annotations
 
+import json
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "examples" / "rules.py"
 TOY = "hare/toy-2gpu"  # optimum 13.5
 
-BAD = '''
+BAD = """
 import time
 
 
@@ -59,7 +59,7 @@ def prints(instance):
 
 
 NOT_CALLABLE = 7
-'''
+"""
 
 
 @pytest.fixture
@@ -200,7 +200,8 @@ def test_a_rule_that_raises_shows_its_own_traceback(bad: Path, capsys: Any) -> N
     code, out, err = run(capsys, "solve", TOY, "--method", "bad.py:raises")
     assert code == 2 and out == ""
     assert err.startswith(usercode.TRACEBACK_HEAD) and "dlsched/" not in err
-    assert err.rstrip().splitlines()[-1] == "dlsched: error: bad.py:raises raised KeyError: 'toy-2gpu'"
+    last = err.rstrip().splitlines()[-1]
+    assert last == "dlsched: error: bad.py:raises raised KeyError: 'toy-2gpu'"
 
 
 def test_an_infeasible_answer_names_the_checkers_first_violation(bad: Path) -> None:
@@ -246,8 +247,6 @@ def test_compare_keeps_every_row_and_shows_the_users_errors(bad: Path, capsys: A
     assert "bad.py:raises: bad.py:raises raised KeyError" in out
     assert err.startswith("bad.py:raises on toy-2gpu:\n" + usercode.TRACEBACK_HEAD)
     code, out, _ = run(capsys, "compare", TOY, "--methods", names, "--time-limit", "5", "--json")
-    import json
-
     rows = {r["method"]: r for r in json.loads(out)}
     assert rows["bad.py:raises"]["status"] == "error"
     assert "KeyError" in rows["bad.py:raises"]["error"]
@@ -266,8 +265,6 @@ def test_sweep_in_process_writes_every_row_with_the_errors(bad: Path, capsys: An
             "--time-limit", "20", "-o", str(out_file)]  # fmt: skip
     code, out, err = run(capsys, *argv)
     assert code == 0 and "errors of your methods: 2" in out
-    import json
-
     rows = [json.loads(line) for line in out_file.read_text().splitlines()]
     assert len(rows) == 6
     assert {r["status"] for r in rows if r["method"] == "bad.py:raises"} == {"error"}
