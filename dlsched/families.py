@@ -337,13 +337,33 @@ class LazyFamily:
         raise AttributeError(name)
 
 
+#: The entry-point group through which an installed package adds a family: ``name =
+#: "package.module"``, a module holding ``FAMILY`` (read once, on the first name not found).
+FAMILIES_GROUP = "dlsched.families"
+_installed: list[bool] = []  # whether the installed packages' families were read
+
+
+def installed() -> None:
+    """Add the families of installed packages (:data:`FAMILIES_GROUP`) to :data:`REGISTRY`,
+    once per process; the shipped ones keep their names."""
+    if not _installed:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=FAMILIES_GROUP):
+            REGISTRY.setdefault(ep.name, ep.value)
+        _installed.append(True)
+
+
 def names() -> list[str]:
-    """Family names in registry order."""
+    """Family names in registry order (an installed package's after the shipped ones)."""
+    installed()
     return list(REGISTRY)
 
 
 def get(name: Any) -> Family:
     """The family called ``name``; OptionError if there is none."""
+    if isinstance(name, str) and name not in REGISTRY:
+        installed()
     if not isinstance(name, str) or name not in REGISTRY:
         raise OptionError("family", name, f"unknown family (known: {', '.join(sorted(REGISTRY))})")
     module = importlib.import_module(REGISTRY[name])
@@ -358,6 +378,7 @@ def of(instance: Any) -> Family:
 
 __all__ = [
     "REGISTRY",
+    "FAMILIES_GROUP",
     "Evaluation",
     "Family",
     "Guarantee",
@@ -366,6 +387,7 @@ __all__ = [
     "Part",
     "WorstCases",
     "get",
+    "installed",
     "names",
     "of",
 ]
