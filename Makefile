@@ -12,6 +12,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet uv
 	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -e '.[dev,notebooks,docs]' \
 		|| $(PY) -m pip install --quiet -e '.[dev,notebooks,docs]'
+	# the tests' package declaring methods through entry points (tests/usercode/)
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -e tests/userpkg \
+		|| $(PY) -m pip install --quiet -e tests/userpkg
 	$(PY) -m dlsched.models.hare.branch  # compiles the search once (numba caches it)
 	$(PY) -m dlsched.models.hare.colgen  # and the R||sum wC pricing
 	touch $@

@@ -13,7 +13,13 @@ imported yet or not; their calls are ``dlsched.list_instances`` and ``dlsched.ve
 
 from typing import Any
 
-from dlsched.errors import DlschedError, InfeasibleSolutionError, InstanceError, OptionError
+from dlsched.errors import (
+    DlschedError,
+    InfeasibleSolutionError,
+    InstanceError,
+    OptionError,
+    UserCodeError,
+)
 
 #: The one version of the package (pyproject.toml reads it from here).
 __version__ = "0.1.0"
@@ -35,6 +41,7 @@ API = (
     "programs",
     "equations",
     "plot_ratios",
+    "register",
 )
 #: where each name of :data:`API` lives (default: :mod:`dlsched.api`); the papers' programs
 #: (:mod:`dlsched.api_models`) load instances with :func:`dlsched.api.load`
@@ -42,6 +49,9 @@ _HOMES = {
     **dict.fromkeys(("model", "solve_model", "programs", "equations"), "dlsched.api_models"),
     "plot_ratios": "dlsched.plotting",
 }
+#: The declaration of a user's method in a package's entry point (:mod:`dlsched.usercode`),
+#: imported on first use.
+CLASSES = {"UserMethod": "dlsched.usercode"}
 #: Subpackages named like commands: ``dlsched.instances`` is always the subpackage (imported
 #: on first use, as ``import dlsched.instances`` would), never a call.
 SUBPACKAGES = ("instances", "verify")
@@ -52,6 +62,10 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return getattr(importlib.import_module(_HOMES.get(name, "dlsched.api")), name)
+    if name in CLASSES:
+        import importlib
+
+        return getattr(importlib.import_module(CLASSES[name]), name)
     if name in SUBPACKAGES:
         import importlib
 
@@ -64,6 +78,8 @@ __all__ = [
     "InfeasibleSolutionError",
     "InstanceError",
     "OptionError",
+    "UserCodeError",
+    "UserMethod",
     "__version__",
     *API,
 ]

@@ -151,7 +151,7 @@ def methods(family: str) -> pd.DataFrame:
 
 def solve(
     instance: Any,
-    method: str = "exact",
+    method: Any = "exact",
     *,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     seed: int = 0,
@@ -162,8 +162,13 @@ def solve(
 ) -> Outcome:
     """Run ``method`` of the instance's family (:func:`methods` lists them) and return its
     verified :class:`~dlsched.result.Outcome`: status, objective, bound, gap, the solution and
-    the details. ``params`` are the method's parameters (``route="cpsat"``,
-    ``category=(3, 1)``, ...); ``time_limit`` counts model building (None: no limit).
+    the details. ``method`` may be your own (docs/user-methods.md): a function ``instance ->
+    solution`` or an online policy, passed itself (registered under a readable name,
+    :func:`register`), or named by ``"path/to/file.py:function"`` or
+    ``"package.module:function"``; what it does wrong is a
+    :class:`~dlsched.errors.UserCodeError` (``user_traceback``: its own frames). ``params``
+    are the method's parameters (``route="cpsat"``, ``category=(3, 1)``, ...);
+    ``time_limit`` counts model building (None: no limit).
     ``bound=True``: a heuristic of an online family also computes the certified flow-time
     bound (``details["flow_time_bound_s"]``, its gap, ``details["bound_time"]``: its
     seconds, apart from ``wall_time``); off, it reports its own run (status feasible, no gap).
@@ -172,10 +177,12 @@ def solve(
     >>> str(out.status), out.objective
     ('optimal', 25.0)
     """
+    from dlsched import usercode
     from dlsched.models import MethodOptions, run_method
     from dlsched.solvers.base import SolverSettings
 
     inst = load(instance)
+    method = usercode.as_names(inst.family, [method])[0]
     arguments.text("method", method)
     arguments.settings(time_limit, seed, threads, mip_gap)
     arguments.flag("bound", bound)
@@ -187,8 +194,8 @@ def solve(
 
 def compare(
     instance: Any,
-    methods: str | Sequence[str],
-    reference: str = "exact",
+    methods: Any,
+    reference: Any = "exact",
     *,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     seed: int = 0,
@@ -203,7 +210,10 @@ def compare(
     commas (``"hare,relaxation"``, as on the command line). Several instances' frames
     concatenated are what :func:`dlsched.plotting.plot_ratios` draws. ``as_frame=False``: the
     records themselves (:class:`~dlsched.bounds.Comparison`, what ``dlsched compare``
-    prints). Every name is checked before anything runs. ``bound=True``: the heuristics of an
+    prints). A method (or the reference) may be your own, passed itself or named by its spec
+    (:func:`solve`); one that fails is a record of status ``error`` with its message and
+    traceback (``error``, ``traceback``), the others' records still made.
+    Every name is checked before anything runs. ``bound=True``: the heuristics of an
     online family also give their flow time's gap to the certified bound (``flow_time_gap``),
     computed once for the instance and shared (``bound_time``: the seconds each method spent on
     it).
@@ -214,13 +224,17 @@ def compare(
     >>> frame[["method", "status", "ratio"]].round(4).values.tolist()
     [['exact', 'optimal', 1.0], ['hare', 'feasible', 1.1852], ['relaxation', 'bound', 0.8519]]
     """
+    from dlsched import usercode
     from dlsched.bounds import compare as compare_records
     from dlsched.bounds import to_frame
     from dlsched.models import MethodOptions
     from dlsched.solvers.base import SolverSettings
 
     inst = load(instance)
+    if not isinstance(methods, str):
+        methods = usercode.as_names(inst.family, list(methods) if _many(methods) else [methods])
     names = arguments.names("methods", methods)
+    reference = usercode.as_names(inst.family, [reference])[0]
     arguments.text("reference", reference)
     arguments.seconds("time_limit", time_limit)
     arguments.seed("seed", seed)
@@ -231,6 +245,49 @@ def compare(
     if not as_frame:
         return records
     return to_frame(records)
+
+
+def _many(value: Any) -> bool:
+    """Whether ``value`` is several methods (a list, a tuple), not one (a function, a
+    policy object)."""
+    return isinstance(value, list | tuple)
+
+
+def register(
+    obj: Any,
+    *,
+    family: str,
+    name: str | None = None,
+    guarantee: Any = None,
+    summary: str = "",
+) -> str:
+    """Register your own method of ``family`` under ``name`` and return the name: every call
+    and command of this process (:func:`methods`, :func:`solve`, :func:`compare`, ``dlsched
+    methods``) then lists and runs it like a shipped one. ``obj`` is a function ``instance ->
+    solution`` (an offline rule: the family's solution object, or the form ``dlsched solve
+    --json`` prints under ``solution``) or an online policy (a class, or an object with
+    ``decide``); ``guarantee`` a number or a function of the instance bounding its ratio to the
+    optimum, which ``compare`` checks (``holds``). See docs/user-methods.md.
+
+    >>> def all_on_gpu0(instance):
+    ...     tasks, now = [], 0.0
+    ...     for job in instance.jobs:
+    ...         now = max(now, job.arrival)
+    ...         for r in range(job.rounds):
+    ...             for k in range(job.tasks_per_round):
+    ...                 tasks.append({"job": job.name, "round": r, "index": k, "gpu": 0,
+    ...                               "start": now})
+    ...                 now += job.train_time[0] + job.sync_time[0]
+    ...     return {"tasks": tasks}
+    >>> register(all_on_gpu0, family="hare", name="gpu0", guarantee=10)
+    'gpu0'
+    >>> out = solve("hare/toy-2gpu", "gpu0")
+    >>> str(out.status), out.objective
+    ('feasible', 32.0)
+    """
+    from dlsched import usercode
+
+    return usercode.register(obj, family=family, name=name, guarantee=guarantee, summary=summary)
 
 
 def verify_theorems(
@@ -381,6 +438,7 @@ __all__ = [
     "list_instances",
     "load",
     "methods",
+    "register",
     "search",
     "solve",
     "verify",

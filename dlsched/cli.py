@@ -289,10 +289,18 @@ def _add_param(parser: Any, what: str) -> None:
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help=what)
 
 
+#: What names a method: a family's own, or a user's (docs/user-methods.md).
+METHOD_HELP = (
+    "a method name (see `dlsched methods FAMILY`), or your own: path/to/file.py:function or "
+    "package.module:function"
+)
+METHODS_HELP = "comma-separated method names, or your own (path/to/file.py:function, ...)"
+
+
 def _add_solve(sub: Any) -> None:
     s = sub.add_parser("solve", help="solve an instance with a method")
     s.add_argument("instance", help="an instance file (JSON, Parquet), a trace or a bundled name")
-    s.add_argument("--method", required=True, help="method name (see `dlsched methods FAMILY`)")
+    s.add_argument("--method", required=True, help=METHOD_HELP)
     _add_time_limit(s)
     s.add_argument("--seed", type=SEED, default=0)
     s.add_argument(
@@ -338,7 +346,7 @@ def _add_generate(sub: Any) -> None:
 def _add_compare(sub: Any) -> None:
     c = sub.add_parser("compare", help="methods beside the certified optimum and guarantees")
     c.add_argument("instance")
-    c.add_argument("--methods", required=True, help="comma-separated method names")
+    c.add_argument("--methods", required=True, help=METHODS_HELP)
     c.add_argument("--reference", default="exact")
     _add_time_limit(c)
     c.add_argument("--seed", type=SEED, default=0)
@@ -358,7 +366,7 @@ def _add_sweep(sub: Any) -> None:
     w.add_argument("--jobs", type=JOBS, required=True)
     _add_gpus(w, required=True)
     w.add_argument("--first-seed", type=_integer("--first-seed", 0, MAX_SEED), default=0)
-    w.add_argument("--methods", required=True)
+    w.add_argument("--methods", required=True, help=METHODS_HELP)
     w.add_argument("--reference", default="exact")
     _add_time_limit(w)
     w.add_argument("--counterexamples", default="counterexamples")
@@ -688,9 +696,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(json.dumps([json_safe(r.to_json()) for r in rows], indent=1))
     else:
         print(format_table(rows, TABLE_COLUMNS + (BOUND_FIELDS if args.bound else ())))
+        for r in rows:
+            if r.error is not None:
+                print(f"  {r.method}: {r.error}")
+    _user_tracebacks(rows)
     if plot is not None:
         _save_ratios([r.to_json() for r in rows], plot, args.plot)
     return 0
+
+
+def _user_tracebacks(rows: Sequence[Any], most: int = 1) -> None:
+    """The tracebacks of the first ``most`` failed user methods among ``rows``, on stderr (the
+    user's own frames: a failed method is a result, the command goes on)."""
+    for r in [r for r in rows if getattr(r, "traceback", None)][:most]:
+        sys.stdout.flush()
+        print(f"{r.method} on {r.instance}:\n{r.traceback.rstrip()}", file=sys.stderr)
 
 
 def _save_ratios(records: list[dict[str, Any]], path: Path, shown: str) -> None:
@@ -739,7 +759,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         runner=RunnerOptions(**_runner_options(args)),
     )
     bad = [r for r in rows if r.holds is False]
-    print(f"{len(rows)} new records appended to {args.output}; guarantee violations: {len(bad)}")
+    failed = [r for r in rows if r.error is not None]
+    print(f"{len(rows)} new records appended to {args.output}; guarantee violations: {len(bad)}"
+          + (f"; errors of your methods: {len(failed)}" if failed else ""))  # fmt: skip
+    for r in failed[:5]:
+        print(f"  {r.instance} {r.method}: {r.error}")
+    _user_tracebacks(failed)
     for r in bad:
         print(
             f"  {r.instance} {r.method}: ratio {r.ratio:.4f} > {r.guarantee_name} = "
@@ -861,6 +886,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a full device (``> /dev/full``) fails here, not at exit
         return code
     except DlschedError as e:
+        if getattr(e, "user_traceback", ""):  # a user's method failed: its own traceback
+            print(e.user_traceback.rstrip(), file=sys.stderr)  # type: ignore[attr-defined]
         print(f"dlsched: error: {e}", file=sys.stderr)
         return 2
     except InternalError as e:

@@ -71,6 +71,20 @@ class InfeasibleSolutionError(DlschedError):
     """The independent checker rejected a placement or schedule."""
 
 
+class UserCodeError(DlschedError):
+    """A user's method (a rule or a policy handed to dlsched) failed: it raised, returned
+    something of the wrong form, or an answer the family's checker rejects. ``str()`` is one
+    line; :attr:`user_traceback` holds the traceback of the user's own code ("" when there is
+    none: a wrong form, an infeasible answer)."""
+
+    def __init__(self, message: str, user_traceback: str = "") -> None:
+        self.user_traceback = user_traceback
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # raised in a forked child or a worker
+        return type(self), (str(self), self.user_traceback)
+
+
 class InternalError(Exception):
     """A bug in dlsched or a solver (for example a proof against a known solution). Not a
     user error: the command line reports it on one line with exit status 3."""

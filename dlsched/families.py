@@ -158,6 +158,13 @@ class Family(Protocol):
         none."""
         ...
 
+    def solution_from_json(self, instance: Any, data: Any, source: str) -> Any:
+        """A user's answer as the family's solution object: that object itself, or the form
+        ``dlsched solve --json`` prints under ``solution`` with the fields the checker can
+        derive left out; UserCodeError naming ``source``, the field and the value if
+        malformed (the checker then judges it)."""
+        ...
+
 
 #: Where a part of a family lives: ``"module:attribute"`` (a module starting with "." is
 #: relative to the family's package), imported on first use; or the object itself (a small hook).
@@ -179,7 +186,9 @@ class LazyFamily:
     (:attr:`dlsched.verify.theorem.Theorem.guarantee`). Likewise ``programs.py``
     (``PROGRAMS``, a sequence of :class:`~dlsched.models.program.Program`) and ``layout.py``
     (``LAYOUT``, the search's :class:`~dlsched.verify.moves.Layout`), or None: the family has
-    none; ``metaopt`` (a :class:`WorstCases` function) is declared or absent (None)."""
+    none; ``metaopt`` (a :class:`WorstCases` function) is declared or absent (None);
+    ``solution.py`` (``solution_from_json``) reads a user method's answer (None: the family
+    reads none)."""
 
     def __init__(
         self,
@@ -200,6 +209,7 @@ class LazyFamily:
         programs: Part | None = ".programs:PROGRAMS",
         layout: Part | None = ".layout:LAYOUT",
         metaopt: Part | None = None,
+        solution: Part | None = ".solution:solution_from_json",
     ) -> None:
         self.package = package
         self.name = package.rpartition(".")[2]
@@ -222,6 +232,7 @@ class LazyFamily:
             "programs": programs,
             "layout": layout,
             "metaopt": metaopt,
+            "solution": solution,
         }
         self._methods = tuple(methods)
         self._resolved: dict[str, Any] = {}  # "module:attribute" -> what it names, once found
@@ -313,6 +324,11 @@ class LazyFamily:
         out: WorstCases | None = self._part(self._parts["metaopt"])
         return out
 
+    def solution_from_json(self, instance: Any, data: Any, source: str) -> Any:
+        if self._parts["solution"] is None:
+            raise OptionError("method", source, f"the {self.name} family reads no user answers")
+        return self._call("solution", instance, data, source)
+
     def attribute(self, name: str) -> Any:
         """The family module's attributes made on demand (its ``__getattr__``): ``METHODS``,
         so that importing the family stays light."""
@@ -321,13 +337,33 @@ class LazyFamily:
         raise AttributeError(name)
 
 
+#: The entry-point group through which an installed package adds a family: ``name =
+#: "package.module"``, a module holding ``FAMILY`` (read once, on the first name not found).
+FAMILIES_GROUP = "dlsched.families"
+_installed: list[bool] = []  # whether the installed packages' families were read
+
+
+def installed() -> None:
+    """Add the families of installed packages (:data:`FAMILIES_GROUP`) to :data:`REGISTRY`,
+    once per process; the shipped ones keep their names."""
+    if not _installed:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=FAMILIES_GROUP):
+            REGISTRY.setdefault(ep.name, ep.value)
+        _installed.append(True)
+
+
 def names() -> list[str]:
-    """Family names in registry order."""
+    """Family names in registry order (an installed package's after the shipped ones)."""
+    installed()
     return list(REGISTRY)
 
 
 def get(name: Any) -> Family:
     """The family called ``name``; OptionError if there is none."""
+    if isinstance(name, str) and name not in REGISTRY:
+        installed()
     if not isinstance(name, str) or name not in REGISTRY:
         raise OptionError("family", name, f"unknown family (known: {', '.join(sorted(REGISTRY))})")
     module = importlib.import_module(REGISTRY[name])
@@ -342,6 +378,7 @@ def of(instance: Any) -> Family:
 
 __all__ = [
     "REGISTRY",
+    "FAMILIES_GROUP",
     "Evaluation",
     "Family",
     "Guarantee",
@@ -350,6 +387,7 @@ __all__ = [
     "Part",
     "WorstCases",
     "get",
+    "installed",
     "names",
     "of",
 ]

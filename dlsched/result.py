@@ -215,6 +215,25 @@ def no_solution(
     )
 
 
+def failed(
+    instance: Any,
+    method: str,
+    *,
+    wall_time: float,
+    details: Mapping[str, Any] | None = None,
+) -> Outcome:
+    """A method that failed (a user's method that raised or answered wrongly): status error,
+    no solution, no bound, why in ``details``."""
+    return verified_outcome(
+        instance,
+        method,
+        None,
+        wall_time=wall_time,
+        status=Status.ERROR,
+        details=details,
+    )
+
+
 def _agree(name: str, method: str, claimed: float, objective: float, upper: bool) -> None:
     tol = AGREEMENT * max(1.0, abs(objective))
     ok = claimed >= objective - tol if upper else abs(claimed - objective) <= tol

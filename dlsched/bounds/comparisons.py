@@ -12,10 +12,9 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from dlsched.bounds.guarantees import guarantee_for, verdict
-from dlsched.errors import OptionError
-from dlsched.models import MethodOptions, run_method
-from dlsched.models import methods as family_methods
-from dlsched.result import Outcome, json_safe
+from dlsched.errors import UserCodeError
+from dlsched.models import MethodOptions, find_method, run_method
+from dlsched.result import Outcome, failed, json_safe
 from dlsched.solvers.base import Status
 
 
@@ -43,11 +42,16 @@ class Comparison:
     #: (apart from ``wall_time``; the first method to ask computes it, the others share it)
     flow_time_gap: float | None = None
     bound_time: float | None = None
+    #: a user's method that failed (status error): its one-line message, and the traceback
+    #: of the user's own code (:class:`dlsched.errors.UserCodeError`)
+    error: str | None = None
+    traceback: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The record as plain JSON; the bound's two fields only when a bound was given."""
+        """The record as plain JSON; the bound's two fields only when a bound was given, the
+        error's only for a failed user method."""
         out: dict[str, Any] = json_safe(asdict(self))
-        for name in BOUND_FIELDS:
+        for name in (*BOUND_FIELDS, *ERROR_FIELDS):
             if out[name] is None:
                 del out[name]
         return out
@@ -55,6 +59,8 @@ class Comparison:
 
 #: The fields of a :class:`Comparison` that a bound asked for fills.
 BOUND_FIELDS = ("flow_time_gap", "bound_time")
+#: The fields of a :class:`Comparison` of a user's method that failed.
+ERROR_FIELDS = ("error", "traceback")
 
 
 def reference_of(out: Outcome) -> tuple[float | None, str]:
@@ -98,19 +104,17 @@ def comparison(instance: Any, out: Outcome, ref: Outcome) -> Comparison:
         jobs=getattr(instance, "num_jobs", None),
         flow_time_gap=out.details.get("flow_time_gap"),
         bound_time=out.details.get("bound_time"),
+        error=out.details.get("error") if out.status == Status.ERROR else None,
+        traceback=out.details.get("traceback") or None if out.status == Status.ERROR else None,
     )
 
 
 def check_methods(family: str, methods: Sequence[str], reference: str) -> None:
     """OptionError naming the first of ``methods`` (``--methods``) or ``reference``
     (``--reference``) that ``family`` does not have: checked before anything is run or written."""
-    known = family_methods(family)
     for option, names in (("--reference", [reference]), ("--methods", list(methods))):
         for name in names:
-            if name not in known:
-                raise OptionError(
-                    option, name, f"unknown for family '{family}' (known: {', '.join(known)})"
-                )
+            find_method(family, name, option)
 
 
 def reference_options(options: MethodOptions) -> MethodOptions:
@@ -132,12 +136,25 @@ def against_reference(
     without the methods' parameters. With ``options.bound``, the instance's bound is computed
     by the first run that asks for it and shared by the others (the families keep it per
     instance object)."""
-    ref = run_method(instance, reference, reference_options(options))
+    ref = run_judged(instance, reference, reference_options(options))
     if with_reference:
         yield comparison(instance, ref, ref)
     for m in methods:
         if m != reference:
-            yield comparison(instance, run_method(instance, m, options), ref)
+            yield comparison(instance, run_judged(instance, m, options), ref)
+
+
+def run_judged(instance: Any, method: str, options: MethodOptions) -> Outcome:
+    """:func:`~dlsched.models.run_method`, a user's method that fails (it raised, returned a
+    wrong form or an infeasible answer: :class:`~dlsched.errors.UserCodeError`) as an
+    outcome of status error with its message and traceback (``details["error"]``,
+    ``details["traceback"]``), so that the other methods' records are still made."""
+    start = options.clock()
+    try:
+        return run_method(instance, method, options)
+    except UserCodeError as e:
+        details = {"error": str(e), "traceback": e.user_traceback}
+        return failed(instance, method, wall_time=options.clock() - start, details=details)
 
 
 def compare(
@@ -161,6 +178,7 @@ def to_frame(rows: Iterable[Comparison]):  # type: ignore[no-untyped-def]
 
 __all__ = [
     "BOUND_FIELDS",
+    "ERROR_FIELDS",
     "Comparison",
     "against_reference",
     "check_methods",
@@ -168,5 +186,6 @@ __all__ = [
     "comparison",
     "reference_of",
     "reference_options",
+    "run_judged",
     "to_frame",
 ]

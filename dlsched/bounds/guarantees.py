@@ -47,8 +47,16 @@ def register_guarantee(family: str, method: str, name: str, fn: Callable[[Any], 
 
 
 def guarantee_for(family: str, method: str) -> Guarantee | None:
-    """The guarantee bounding ``method``'s ratio to the optimum on ``family``, if any."""
-    return GUARANTEES.get((family, method)) or families.get(family).guarantees().get(method)
+    """The guarantee bounding ``method``'s ratio to the optimum on ``family``, if any: one
+    registered here, the family's theorem's, or the one a user's method was registered with
+    (:mod:`dlsched.usercode`)."""
+    from dlsched import usercode
+
+    return (
+        GUARANTEES.get((family, method))
+        or families.get(family).guarantees().get(method)
+        or usercode.guarantee(family, method)
+    )
 
 
 __all__ = ["GUARANTEES", "SLACK", "guarantee_for", "register_guarantee", "verdict", "within"]

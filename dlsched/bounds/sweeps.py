@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from dlsched import usercode
 from dlsched.bounds.comparisons import Comparison, against_reference, check_methods
 from dlsched.bounds.counterexample import save_counterexample
 from dlsched.bounds.log import append_line, locked_log, parse_record, repair_tail
@@ -91,8 +92,10 @@ def _run(
 ) -> list[Comparison]:
     """Run the tasks on ``pool``, appending each finished task's records to ``fd``."""
     extra = {"time_limit": options.time_limit, "seed": options.solve.seed}
+    names = [reference, *(m for _, todo, _ in tasks for m in todo)]
+    users = usercode.portable(tasks[0][0].family, names)  # the user's methods travel along
     calls: list[Call] = [
-        (compare_task, (i, todo, reference, options, ref)) for i, todo, ref in tasks
+        (compare_task, (i, todo, reference, options, ref, users)) for i, todo, ref in tasks
     ]
     out: list[Comparison] = []
 
@@ -123,9 +126,12 @@ def compare_task(
     reference: str,
     options: MethodOptions,
     with_reference: bool,
+    users: Sequence[Any] = (),
 ) -> list[Comparison]:
     """One instance's records (a worker's task): the reference's (when ``with_reference``),
-    then one per method."""
+    then one per method; ``users``: the user's methods to register here first
+    (:func:`dlsched.usercode.portable`)."""
+    usercode.install(users)
     return list(against_reference(instance, methods, reference, options, with_reference))
 
 
@@ -159,13 +165,12 @@ def worker_modules(family: str, methods: Sequence[str]) -> list[str]:
     each method's own (a method named by ``"module:function"`` is not imported here), and
     :data:`~dlsched.solvers.MODEL_MODULES`."""
     from dlsched import families
-    from dlsched.models import methods as family_methods
+    from dlsched.models import find_method
     from dlsched.solvers import MODEL_MODULES
 
     found = [__name__, families.REGISTRY[family], *MODEL_MODULES]
-    table = family_methods(family)
     for name in methods:
-        run = table[name].run
+        run = find_method(family, name).run
         module = run.partition(":")[0] if isinstance(run, str) else getattr(run, "__module__", None)
         if isinstance(module, str) and module != "__main__":
             found.append(module)

@@ -131,21 +131,41 @@ def method_table(*table: Method) -> dict[str, Method]:
 
 
 def methods(family: str) -> dict[str, Method]:
-    from dlsched import families
+    """The methods of ``family``: its own, then the user's (installed packages' entry points,
+    those registered in this process: :mod:`dlsched.usercode`)."""
+    from dlsched import families, usercode
 
-    return dict(families.get(family).methods())
+    shipped = dict(families.get(family).methods())
+    mine = usercode.methods(family)
+    return {**shipped, **{n: user_method(m) for n, m in mine.items() if n not in shipped}}
+
+
+def user_method(m: Any) -> Method:
+    """A user's method (:class:`dlsched.usercode.UserMethod`) as a :class:`Method`."""
+    return Method(m.label, m.run, m.describe(), guarantee=m.guarantee_text())
+
+
+def find_method(family: str, name: str, option: str = "--method") -> Method:
+    """The method ``name`` of ``family``: one of :func:`methods`, or a spec
+    (``file.py:function``, ``module:function``) imported now; OptionError naming ``option``
+    otherwise."""
+    from dlsched import usercode
+
+    table = methods(family)
+    if name in table:
+        return table[name]
+    if isinstance(name, str) and usercode.is_spec(name):
+        try:
+            return user_method(usercode.resolve(family, name))
+        except OptionError as e:
+            raise OptionError(option, name, e.reason) from None
+    raise OptionError(option, name, f"unknown for family '{family}' (known: {', '.join(table)})")
 
 
 def run_method(instance: Any, method: str, options: MethodOptions | None = None) -> Outcome:
-    """Run a named method of the instance's family and return its verified Outcome."""
-    table = methods(instance.family)
-    if method not in table:
-        raise OptionError(
-            "--method",
-            method,
-            f"unknown for family '{instance.family}' (known: {', '.join(table)})",
-        )
-    m = table[method]
+    """Run a method of the instance's family (a name of :func:`methods`, or a spec) and
+    return its verified Outcome."""
+    m = find_method(instance.family, method)
     options = options or MethodOptions()
     unknown = sorted(set(options.params) - set(m.params))
     if unknown:

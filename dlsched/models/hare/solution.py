@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dlsched import answers as a
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -96,3 +98,30 @@ class TaskSchedule:
                 }
             )
         return pd.DataFrame(rows)
+
+
+#: What a rule of the family returns, as its error names it.
+FORM = "a TaskSchedule or {'tasks': [{'job', 'round', 'index', 'gpu', 'start'}, ...]}"
+
+
+def solution_from_json(instance: HareInstance, data: Any, source: str) -> TaskSchedule:
+    """A user's answer as a :class:`TaskSchedule`: one itself, or ``{"tasks": [{"job",
+    "round", "index", "gpu", "start"}, ...]}`` (``dlsched solve --json``'s ``solution``; a
+    job and a GPU by name or index; ``train_end``, ``finish`` and ``gpus`` may be left out:
+    the checker derives them). UserCodeError naming the field if malformed."""
+    if isinstance(data, TaskSchedule):
+        return data
+    given = a.answer(source, data, "hare", FORM)
+    tasks = a.items(source, "tasks", a.get(source, "", given, "tasks"))
+    jobs = [j.name for j in instance.jobs]
+    out = []
+    for k, raw in enumerate(tasks):
+        f = f"tasks[{k}]"
+        entry = a.mapping(source, f, raw)
+        job = a.index(source, f"{f}.job", a.get(source, f, entry, "job"), jobs, "job")
+        rnd = a.integer(source, f"{f}.round", a.get(source, f, entry, "round"))
+        i = a.integer(source, f"{f}.index", a.get(source, f, entry, "index"))
+        gpu = a.index(source, f"{f}.gpu", a.get(source, f, entry, "gpu"), instance.gpus, "GPU")
+        start = a.number(source, f"{f}.start", a.get(source, f, entry, "start"))
+        out.append(((job, rnd, i), gpu, start))
+    return TaskSchedule.from_items(out)

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dlsched import answers as a
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -65,3 +67,36 @@ class Placement:
             for k, w in enumerate(instance.workers)
         ]
         return pd.DataFrame(rows)
+
+
+#: What a rule of the family returns, as its error names it.
+FORM = "a Placement or {'jobs': {job: [worker, ...]}}"
+
+
+def solution_from_json(instance: PlacementInstance, data: Any, source: str) -> Placement:
+    """A user's answer as a :class:`Placement`: one itself, ``{"jobs": {job: [worker, ...]}}``
+    (each job's workers, by name or index; ``dlsched solve --json``'s ``solution``, whose
+    ``assignment`` may be left out), or ``{"assignment": [job index of each worker]}``;
+    ``balance`` ("proportional", the default, or "equal") may be given. UserCodeError naming
+    the field if malformed."""
+    if isinstance(data, Placement):
+        return data
+    entry = a.answer(source, data, "placement", FORM)
+    balance = a.get(source, "", entry, "balance", "proportional")
+    if balance not in ("proportional", "equal"):
+        raise a.wrong(source, "balance", balance, "expected 'proportional' or 'equal'")
+    if "jobs" not in entry:
+        raw = a.items(source, "assignment", a.get(source, "", entry, "assignment"))
+        jobs = [a.integer(source, f"assignment[{k}]", i, -1) for k, i in enumerate(raw)]
+        return Placement(tuple(jobs), balance)
+    names = [w.name for w in instance.workers]
+    assignment = [-1] * len(names)
+    for job, workers in a.mapping(source, "jobs", entry["jobs"]).items():
+        f = f"jobs.{job}"
+        i = a.index(source, f, job, [j.name for j in instance.jobs], "job")
+        for n, w in enumerate(a.items(source, f, workers)):
+            k = a.index(source, f"{f}[{n}]", w, names, "worker")
+            if assignment[k] != -1:
+                raise a.wrong(source, f"{f}[{n}]", w, "the worker is given to two jobs")
+            assignment[k] = i
+    return Placement(tuple(assignment), balance)

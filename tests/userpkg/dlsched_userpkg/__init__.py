@@ -1,0 +1,1 @@
+"""Methods of dlsched declared by an installed package."""
