@@ -121,24 +121,19 @@ def bound_of(guarantee: Guarantee) -> Callable[[Any], float] | None:
 
 @dataclass(frozen=True)
 class Carried:
-    """A method given as a Python object: its registered ``name`` and the object, carried to
-    every process the search runs in (pickled with the record: by reference when its module
-    imports there, by value from a notebook or a script on Dask) and registered there again
-    under that name before its first run."""
+    """A user method (a Python object registered here, or a spec): what the search's other
+    processes need to run it (:func:`dlsched.usercode.portable`: the object itself, pickled
+    with the record, or the spec with its file's absolute path), registered there again before
+    its first run."""
 
     family: str
     name: str
-    obj: Any
+    shipped: tuple[Any, ...]
 
     def ensure(self) -> None:
-        if self.name in family_methods(self.family):
-            return
-        import dlsched
+        from dlsched import usercode
 
-        register = getattr(dlsched, "register", None)
-        if register is None:
-            raise OptionError("method", self.name, "this dlsched cannot register a function")
-        register(self.obj, family=self.family, name=self.name)
+        usercode.install(self.shipped)
 
 
 def carried_measure(carried: Carried, theorem: Theorem, instance: Any,

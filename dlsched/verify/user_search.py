@@ -40,40 +40,25 @@ from dlsched.verify.user import Carried, Guarantee, method_theorem
 INSTANCES = "instances"
 
 
-def is_object(method: Any) -> bool:
-    """Whether ``method`` is a Python object to register (a function, a class, an object with
-    a ``decide`` attribute) rather than a name."""
-    return not isinstance(method, str) and (callable(method) or hasattr(method, "decide"))
-
-
-def registered(obj: Any, family: str, option: str) -> str:
-    """``obj`` registered for ``family`` (:func:`dlsched.register`): its name."""
-    import dlsched
-
-    register = getattr(dlsched, "register", None)
-    if register is None:
-        shown = getattr(obj, "__name__", type(obj).__name__)
-        raise OptionError(option, shown, "a Python object needs dlsched.register, which this "
-                          "dlsched lacks: name the method by 'file.py:function'")  # fmt: skip
-    return str(register(obj, family=family))
-
-
 def prepare(family: str, method: Any, guarantee: Guarantee, option: str = "--method") -> Theorem:
-    """The record of ``method`` on ``family`` (:func:`.user.method_theorem`), a Python object
-    registered first (and carried to the search's other processes); OptionError naming
-    ``option`` for a method the family does not know, before any work."""
+    """The record of ``method`` on ``family`` (:func:`.user.method_theorem`): a Python object
+    registered first (:func:`dlsched.usercode.register`), a spec resolved; either carried to
+    the search's other processes. OptionError naming ``option`` for a method the family does
+    not know, before any work."""
+    from dlsched import usercode
     from dlsched.bounds import check_methods
 
     families.get(family)  # OptionError for an unknown family
-    carried = None
-    if is_object(method):
-        carried = Carried(family, registered(method, family, option), method)
-        method = carried.name
-    theorem = method_theorem(family, method, guarantee, carried)
+    if not isinstance(method, str):
+        method = usercode.register(method, family=family)
+    theorem = method_theorem(family, method, guarantee)
     try:
         check_methods(family, [method], theorem.reference)
     except OptionError as e:
         raise OptionError(option, e.value, e.reason) from None
+    shipped = usercode.portable(family, [method])
+    if shipped:
+        theorem = method_theorem(family, method, guarantee, Carried(family, method, shipped))
     return theorem
 
 
@@ -194,9 +179,7 @@ def _text(x: float | None, infinite: bool | None = False) -> str:
 
 __all__ = [
     "INSTANCES",
-    "is_object",
     "prepare",
-    "registered",
     "finished_row",
     "run",
     "save_instance",

@@ -78,27 +78,34 @@ def test_a_method_named_by_a_spec_makes_a_file_safe_id_and_file_names() -> None:
     assert counterexample_stem({**row, "method": "a-srpt"}) == "t-h-a-srpt"  # unchanged
 
 
-def test_a_python_object_is_registered_and_carried(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_python_object_is_registered_and_carried() -> None:
     """A function is registered (``dlsched.register``) before the search and carried in the
-    record, to be registered again where it runs; without ``register``, one line saying how
-    to name it instead."""
+    record: another process that never saw it registers it again from the record."""
+    from dlsched import usercode
 
     def rule(instance: object) -> object:
         return instance
 
-    calls = []
-
-    def register(obj: object, *, family: str) -> str:
-        calls.append((obj, family))
-        return "greedy"  # a name the family knows, so the record's measure runs it
-
-    monkeypatch.setattr(dlsched, "register", register, raising=False)
     t = prepare("hare", rule, 1.0)
-    assert calls == [(rule, "hare")] and t.methods == ("greedy",)
-    assert isinstance(t.measure, partial) and t.measure.args[0].obj is rule
-    monkeypatch.delattr(dlsched, "register")
-    with pytest.raises(OptionError, match="file.py:function"):
-        prepare("hare", rule, 1.0)
+    (name,) = t.methods
+    assert usercode.find("hare", name).obj is rule
+    assert isinstance(t.measure, partial)
+    carried = t.measure.args[0]
+    usercode.REGISTERED.pop(("hare", name))  # a worker that never registered it
+    carried.ensure()
+    assert usercode.find("hare", name).obj is rule
+
+
+def test_a_spec_is_carried_with_its_files_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spec relative to this folder travels as the absolute path, so a worker started
+    elsewhere resolves the same file."""
+    (tmp_path / "mine.py").write_text("def rule(instance):\n    return None\n")
+    monkeypatch.chdir(tmp_path)
+    t = prepare("hare", "mine.py:rule", None)
+    carried = t.measure.args[0]
+    assert carried.shipped == (("hare", "mine.py:rule", f"{tmp_path.resolve()}/mine.py:rule"),)
 
 
 # --- the search ---------------------------------------------------------------------------------
@@ -179,7 +186,17 @@ def test_the_call_refuses_bad_arguments_on_one_line(kwargs: dict, error: type, w
     assert "\n" not in str(e.value)
 
 
-def test_the_call_returns_the_instances_when_it_keeps_no_folder() -> None:
-    row = dlsched.search("greedy", "hare", budget=3)
+def test_the_call_returns_the_instances_when_it_keeps_no_folder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without ``out`` the row holds the instances themselves (the folder is gone). The
+    search's clock is a fake one, so the budget buys the same work on a loaded machine."""
+    import dlsched.verify.search as search_module
+
+    real = search_module.SearchOptions
+    monkeypatch.setattr(
+        search_module, "SearchOptions", lambda b, **kw: real(b, clock=FakeClock(step=0.1), **kw)
+    )
+    row = dlsched.search("greedy", "hare", budget=20)
     assert row["solves"] > 0 and row["instance"].family == "hare"
     assert all(s["instance"].family == "hare" for s in row["sizes"])
