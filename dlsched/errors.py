@@ -73,3 +73,10 @@ class InternalError(Exception):
 
 class AgreementError(InternalError):
     """A producer's own objective disagrees with the checker's re-evaluation of its solution."""
+
+
+class UserCodeError(DlschedError):
+    """A user's method (a rule or a policy) failed or returned the wrong form: ``str()`` is one
+    line; ``user_traceback`` holds the user's traceback text (may be empty)."""
+
+    user_traceback: str = ""

@@ -158,6 +158,14 @@ class Family(Protocol):
         none."""
         ...
 
+    def run_policy(self, instance: Any, policy: Any, options: Any) -> Outcome:
+        """A user's online policy (an object with ``decide(view)``, :mod:`dlsched.online.policy`)
+        run on ``instance`` with ``options`` (a :class:`~dlsched.models.MethodOptions`): its
+        verified Outcome with the flow time (and with ``options.bound``, the family's certified
+        bound and gap), as the family's own online policies report theirs; UserCodeError for a
+        wrong decision; OptionError when the family takes no online policies."""
+        ...
+
 
 #: Where a part of a family lives: ``"module:attribute"`` (a module starting with "." is
 #: relative to the family's package), imported on first use; or the object itself (a small hook).
@@ -179,7 +187,9 @@ class LazyFamily:
     (:attr:`dlsched.verify.theorem.Theorem.guarantee`). Likewise ``programs.py``
     (``PROGRAMS``, a sequence of :class:`~dlsched.models.program.Program`) and ``layout.py``
     (``LAYOUT``, the search's :class:`~dlsched.verify.moves.Layout`), or None: the family has
-    none; ``metaopt`` (a :class:`WorstCases` function) is declared or absent (None)."""
+    none; ``metaopt`` (a :class:`WorstCases` function) is declared or absent (None); ``policy``
+    (``run_user_policy(instance, policy, options) -> Outcome``, :meth:`Family.run_policy`) is
+    declared by the online families, absent (None) elsewhere."""
 
     def __init__(
         self,
@@ -200,6 +210,7 @@ class LazyFamily:
         programs: Part | None = ".programs:PROGRAMS",
         layout: Part | None = ".layout:LAYOUT",
         metaopt: Part | None = None,
+        policy: Part | None = None,
     ) -> None:
         self.package = package
         self.name = package.rpartition(".")[2]
@@ -222,6 +233,7 @@ class LazyFamily:
             "programs": programs,
             "layout": layout,
             "metaopt": metaopt,
+            "policy": policy,
         }
         self._methods = tuple(methods)
         self._resolved: dict[str, Any] = {}  # "module:attribute" -> what it names, once found
@@ -311,6 +323,12 @@ class LazyFamily:
 
     def metaopt(self) -> WorstCases | None:
         out: WorstCases | None = self._part(self._parts["metaopt"])
+        return out
+
+    def run_policy(self, instance: Any, policy: Any, options: Any) -> Outcome:
+        if self._parts["policy"] is None:
+            raise OptionError("policy", policy, f"the {self.name} family takes no online policies")
+        out: Outcome = self._call("policy", instance, policy, options)
         return out
 
     def attribute(self, name: str) -> Any:
