@@ -39,46 +39,42 @@ class HareFifo:
 
     def __init__(self) -> None:
         self.owned: dict[int, list[int]] = {}  # job -> its GPUs
+        self.owner: dict[int, int] = {}  # GPU -> the job that holds it
         self.plan: dict[int, dict[int, int]] = {}  # job -> tasks left per GPU this round
         self.round: dict[int, int] = {}  # job -> the round planned
 
     def decide(self, view: Any) -> list[Any]:
         from dlsched.models.hare.online.policy import Start
 
-        jobs = {j.index: j for j in view.jobs}
-        for n in [n for n in self.owned if n not in jobs]:  # ended: its GPUs are idle again
-            del self.owned[n]
         free = set(view.free_gpus)
-        starts = []
-        for n, gpus in self.owned.items():
-            job = jobs[n]
-            if job.ready and self.round[n] != job.rounds_done:  # its next round began
-                self.plan[n] = _deal(job.tasks_per_round, gpus, job.train_time)
-                self.round[n] = job.rounds_done
-            for g in gpus:
-                if g in free and self.plan[n][g] > 0:
-                    self.plan[n][g] -= 1
-                    free.discard(g)
-                    starts.append(Start(n, g))
-        held = {g for gpus in self.owned.values() for g in gpus}
+        # the jobs started come first in view.jobs (arrival order, no overtaking)
         for job in view.jobs:
-            if job.index in self.owned:
+            n = job.index
+            if n not in self.owned:  # the first job not started: it waits for idle GPUs
+                need = min(job.tasks_per_round, len(view.gpus))
+                idle = [g for g in free if g not in self.owner]
+                if len(idle) < need:
+                    break  # no overtaking
+                per = [c + s for c, s in zip(job.train_time, job.sync_time, strict=True)]
+                self.owned[n] = sorted(sorted(idle, key=lambda g: (per[g], g))[:need])  # noqa: B023
+                self.owner.update(dict.fromkeys(self.owned[n], n))
+            elif not job.ready or self.round[n] == job.rounds_done:
                 continue
-            need = min(job.tasks_per_round, len(view.gpus))
-            idle = [g for g in free if g not in held]
-            if len(idle) < need:
-                break  # no overtaking
-            per = [c + s for c, s in zip(job.train_time, job.sync_time, strict=True)]
-            gpus = sorted(sorted(idle, key=lambda g: (per[g], g))[:need])  # noqa: B023
-            self.owned[job.index], self.round[job.index] = gpus, job.rounds_done
-            self.plan[job.index] = _deal(job.tasks_per_round, gpus, job.train_time)
-            held.update(gpus)
-            for g in gpus:
-                if self.plan[job.index][g] > 0:
-                    self.plan[job.index][g] -= 1
-                    free.discard(g)
-                    starts.append(Start(job.index, g))
+            self.round[n] = job.rounds_done  # a round to deal onto its GPUs
+            self.plan[n] = _deal(job.tasks_per_round, self.owned[n], job.train_time)
+        starts = []
+        for g in sorted(free):  # each free GPU: the next task its job planned there
+            n = self.owner.get(g, -1)
+            if n >= 0 and self.plan[n][g] > 0:
+                self.plan[n][g] -= 1
+                starts.append(Start(n, g))
         return starts
+
+    def on_complete(self, job: Any) -> None:
+        """A job ended: its GPUs are idle again."""
+        for g in self.owned.pop(job.index):
+            del self.owner[g]
+        del self.plan[job.index], self.round[job.index]
 
 
 class DdlwmpFifo:

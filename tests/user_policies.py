@@ -16,7 +16,7 @@ _spec.loader.exec_module(examples)
 
 
 class Recorder:
-    """Wraps a policy: keeps every view it is shown, then lets it decide."""
+    """Wraps a policy: keeps every view and job it is shown, then passes them on."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -30,9 +30,13 @@ class Recorder:
 
     def on_arrival(self, job: Any) -> None:
         self.arrived.append(job)
+        if hasattr(self.inner, "on_arrival"):
+            self.inner.on_arrival(job)
 
     def on_complete(self, job: Any) -> None:
         self.completed.append(job)
+        if hasattr(self.inner, "on_complete"):
+            self.inner.on_complete(job)
 
 
 class Fixed:
