@@ -50,6 +50,16 @@ def policy_name(policy: Any) -> str:
     return name if isinstance(name, str) and name else type(policy).__name__
 
 
+def checked(policy: Any) -> Any:
+    """``policy`` if it has a ``decide`` method, else the one-line error naming the form."""
+    if isinstance(policy, type) or not callable(getattr(policy, "decide", None)):
+        raise UserCodeError(
+            f"the policy {shown(policy)} has no decide(view) method: expected an object with "
+            "decide(view) -> a sequence of Start records"
+        )
+    return policy
+
+
 def hook(policy: Any, name: str) -> Callable[[Any], Any] | None:
     """The policy's optional hook ``name`` (``on_arrival``, ``on_complete``), or None."""
     found = getattr(policy, name, None)
@@ -107,6 +117,7 @@ def index(value: Any, known: Mapping[int, Any] | Sequence[Any], what: str, form:
 __all__ = [
     "UserPolicy",
     "Wake",
+    "checked",
     "decisions",
     "hook",
     "index",

@@ -27,7 +27,7 @@ from typing import Any
 from dlsched.models import MethodOptions
 from dlsched.models.ddlwmp.instance import DdlwmpInstance, Stage
 from dlsched.models.ddlwmp.online import ClusterPolicy, flow_report, recorded
-from dlsched.online.policy import decisions, hook, index, policy_name, refused, starved
+from dlsched.online.policy import checked, decisions, hook, index, policy_name, refused, starved
 from dlsched.result import Outcome, on_request, verified_outcome
 from dlsched.simulate import Activity, Simulator, Started, simulate
 
@@ -184,7 +184,7 @@ def run_user_policy(instance: DdlwmpInstance, policy: Any, options: MethodOption
     certified bound and gap of :func:`~.online.flow_report`, ``bound_time`` apart from
     ``wall_time``). UserCodeError for a wrong decision or jobs left waiting; the policy's own
     exceptions propagate."""
-    engine = UserDdlwmp(instance, policy)
+    engine = UserDdlwmp(instance, checked(policy))
     arrivals = [(j.release, i) for i, j in enumerate(instance.jobs)]
     res = simulate(arrivals, engine.capacity(), engine)
     started = {int(a.key) for a in res.activities}  # type: ignore[call-overload]

@@ -29,7 +29,7 @@ from dlsched.models import MethodOptions
 from dlsched.models.elastic.baselines import ideal_types, place
 from dlsched.models.elastic.instance import ElasticInstance, ElasticJob, NodeType, Server, duration
 from dlsched.models.elastic.solution import ElasticSchedule, JobSchedule
-from dlsched.online.policy import decisions, hook, index, policy_name, refused
+from dlsched.online.policy import checked, decisions, hook, index, policy_name, refused
 from dlsched.result import Outcome, on_request, verified_outcome
 from dlsched.simulate import Activity, Simulator, Started, simulate
 
@@ -276,7 +276,7 @@ def run_user_policy(instance: ElasticInstance, policy: Any, options: MethodOptio
     from dlsched.models.elastic.flowbound import flow_report
     from dlsched.models.elastic.methods import with_flow
 
-    engine = UserElastic(instance, policy)
+    engine = UserElastic(instance, checked(policy))
     arrivals = [(float(j.arrival), k) for k, j in enumerate(instance.jobs)]
     cap = {(h, r): c for h, s in enumerate(instance.servers) for r, c in enumerate(s.capacity)}
     res = simulate(arrivals, cap, engine, tick=1.0, horizon=float(instance.horizon))

@@ -23,7 +23,7 @@ from typing import Any
 
 from dlsched.models import MethodOptions
 from dlsched.models.hare.instance import HareInstance
-from dlsched.online.policy import decisions, hook, index, policy_name, refused, starved
+from dlsched.online.policy import checked, decisions, hook, index, policy_name, refused, starved
 from dlsched.result import Outcome
 from dlsched.simulate import Activity, Simulator
 
@@ -170,7 +170,7 @@ def run_user_policy(instance: HareInstance, policy: Any, options: MethodOptions)
     methods report theirs (:func:`~.methods.online_outcome`: flow time, and with
     ``options.bound`` the certified bound and gap). UserCodeError for a wrong decision or jobs
     left waiting; the policy's own exceptions propagate."""
-    engine = UserHare(instance, policy)
+    engine = UserHare(instance, checked(policy))
     t1 = options.deadline.elapsed()
     schedule, sim = run_policy(instance, engine)
     left = [instance.jobs[n].name for n in range(instance.num_jobs) if n not in engine.jobs]

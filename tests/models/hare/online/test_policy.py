@@ -110,6 +110,13 @@ def test_a_job_with_no_task_ready_is_refused():
         run_user_policy(inst, Fixed([Start(0, 0), Start(0, 1)]), MethodOptions())
 
 
+@pytest.mark.parametrize("policy", [object(), examples.HareFifo, {"decide": None}])
+def test_an_object_without_decide_is_refused_in_one_line(policy):
+    with pytest.raises(UserCodeError, match="has no decide") as err:
+        HARE.run_policy(instance(1), policy, MethodOptions())
+    assert "\n" not in str(err.value)
+
+
 def test_a_policy_that_starts_nothing_is_refused():
     with pytest.raises(UserCodeError, match=r"started nothing while jobs waited at t="):
         run_user_policy(instance(1), Fixed([]), MethodOptions())
