@@ -105,6 +105,15 @@ def row(trace: str, jobs: int, name: str, got: dict[str, Any], bound_s: float, s
     )
 
 
+NOTE = (
+    "The user policies are those of `examples/policies.py`, run through the public policy "
+    "interface\n(`dlsched.families.get(F).run_policy`: they see the family's view, never the "
+    "instance); each\nre-implements the shipped policy in the row below it, and `same flow` "
+    "says whether the two flow\ntimes are equal. The bound is the family's certified lower "
+    "bound on the total flow time (the\nsame for every policy of a family on a trace), gap = "
+    "1 - bound / flow time; `bound s`: the\nseconds it took, once per trace; `s`: each run's "
+    "wall time.\n"
+)
 HEAD = (
     "| trace | jobs | policy | flow time (s) | bound (s) | gap | flow / bound | same flow "
     "| s | bound s |\n|---|---|---|---|---|---|---|---|---|---|"
@@ -129,6 +138,7 @@ def main() -> None:
         f"`python benchmarks/user_policies.py`: {len(traces)} Philly-derived traces of Gavel, "
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"load average {os.getloadavg()[0]:.1f} at the start; {args.time_limit:g} s per run.\n",
+        NOTE,
     ]
     for family in args.families.split(","):
         t = time.perf_counter()
