@@ -37,7 +37,7 @@ docs: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py
 
-LINTED := dlsched tests benchmarks notebooks docs
+LINTED := dlsched tests benchmarks notebooks docs examples
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check $(LINTED)

@@ -1,10 +1,11 @@
 """A sweep on an existing Dask cluster loses nothing when a worker is killed -9 mid-run.
 
-    python benchmarks/cluster_kill.py [--count 200] [--method examples/rules.py:placement_all_on_fastest]
+    python benchmarks/cluster_kill.py [--count 200] [--method FILE.py:FUNCTION]
 
 Starts ``dask scheduler`` and ``dask worker ADDRESS --nworkers 2 --nthreads 1`` on 127.0.0.1
 (Dask's defaults: daemonic worker processes under a nanny), runs ``dlsched sweep placement
---count N --methods has,METHOD --scheduler ADDRESS``, kills one worker process with SIGKILL once
+--count N --methods has,METHOD --scheduler ADDRESS`` (METHOD by default
+``examples/rules.py:placement_all_on_fastest``), kills one worker process with SIGKILL once
 a tenth of the records are written, and checks the file when the sweep ends: every (instance,
 method) record present once, none an error. Prints one JSON line of figures.
 """
@@ -42,8 +43,12 @@ def start_cluster(address: str, logs: Path) -> list[subprocess.Popen[bytes]]:
     for i, args in enumerate(commands):
         log = (logs / f"dask{i}.log").open("w")
         procs.append(
-            subprocess.Popen([str(BIN / "dask"), *args], stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)  # fmt: skip
+            subprocess.Popen(
+                [str(BIN / "dask"), *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
         )
     from distributed import Client
 
@@ -108,8 +113,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         figures = run(args.count, args.method, Path(folder))
     print(json.dumps(figures))
-    ok = figures["records"] == figures["expected"] and figures["each_once"] and not figures["errors"]
-    return 0 if ok and figures["exit"] == 0 and figures["killed_after_records"] is not None else 1
+    whole = figures["records"] == figures["expected"] and figures["each_once"]
+    ok = whole and not figures["errors"] and figures["exit"] == 0
+    return 0 if ok and figures["killed_after_records"] is not None else 1
 
 
 if __name__ == "__main__":

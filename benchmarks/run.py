@@ -18,7 +18,7 @@ HERE = Path(__file__).parent
 SUITES = ("placement", "hare", "ddlwmp", "hare_online", "elastic", "verify")
 #: sections measured by their own scripts (each names its command), appended after the suites:
 #: time_limits.py, the rounding_<family>.py tables, startup.py, sweep_scaling.py,
-#: frontier_rsumwc.py
+#: frontier_rsumwc.py, user_policies.py
 #: bound_timings.py
 EXTRAS = (
     "time_limits",
@@ -26,6 +26,7 @@ EXTRAS = (
     "startup",
     "sweep_scaling",
     "trace_online",
+    "user_policies",
     "worst_case_search",
     "frontier_rsumwc",
     "bound_timings",

@@ -95,6 +95,8 @@ class Family(Protocol):
     #: whether :meth:`plot` and :meth:`draw` draw anything (the command line refuses
     #: ``--plot`` before solving otherwise)
     plots: bool
+    #: whether :meth:`run_policy` runs a user's online policy (the online families)
+    policies: bool
 
     def from_dict(self, data: Mapping[str, Any], source: str) -> Any:
         """Validate a JSON-like mapping; raise InstanceError naming source, field and value."""
@@ -165,6 +167,14 @@ class Family(Protocol):
         malformed (the checker then judges it)."""
         ...
 
+    def run_policy(self, instance: Any, policy: Any, options: Any) -> Outcome:
+        """A user's online policy (an object with ``decide(view)``, :mod:`dlsched.online.policy`)
+        run on ``instance`` with ``options`` (a :class:`~dlsched.models.MethodOptions`): its
+        verified Outcome with the flow time (and with ``options.bound``, the family's certified
+        bound and gap), as the family's own online policies report theirs; UserCodeError for a
+        wrong decision; OptionError when the family takes no online policies."""
+        ...
+
 
 #: Where a part of a family lives: ``"module:attribute"`` (a module starting with "." is
 #: relative to the family's package), imported on first use; or the object itself (a small hook).
@@ -188,7 +198,8 @@ class LazyFamily:
     (``LAYOUT``, the search's :class:`~dlsched.verify.moves.Layout`), or None: the family has
     none; ``metaopt`` (a :class:`WorstCases` function) is declared or absent (None);
     ``solution.py`` (``solution_from_json``) reads a user method's answer (None: the family
-    reads none)."""
+    reads none); ``policy`` (``run_user_policy(instance, policy, options) -> Outcome``,
+    :meth:`Family.run_policy`) is declared by the online families, absent (None) elsewhere."""
 
     def __init__(
         self,
@@ -210,6 +221,7 @@ class LazyFamily:
         layout: Part | None = ".layout:LAYOUT",
         metaopt: Part | None = None,
         solution: Part | None = ".solution:solution_from_json",
+        policy: Part | None = None,
     ) -> None:
         self.package = package
         self.name = package.rpartition(".")[2]
@@ -218,6 +230,7 @@ class LazyFamily:
         self.paper = paper
         self.data: Traversable = resources.files(package).joinpath("data")
         self.plots = plot is not None and draw is not None
+        self.policies = policy is not None
         self._parts: dict[str, Part | None] = {
             "from_dict": from_dict,
             "to_dict": to_dict,
@@ -233,6 +246,7 @@ class LazyFamily:
             "layout": layout,
             "metaopt": metaopt,
             "solution": solution,
+            "policy": policy,
         }
         self._methods = tuple(methods)
         self._resolved: dict[str, Any] = {}  # "module:attribute" -> what it names, once found
@@ -328,6 +342,12 @@ class LazyFamily:
         if self._parts["solution"] is None:
             raise OptionError("method", source, f"the {self.name} family reads no user answers")
         return self._call("solution", instance, data, source)
+
+    def run_policy(self, instance: Any, policy: Any, options: Any) -> Outcome:
+        if self._parts["policy"] is None:
+            raise OptionError("policy", policy, f"the {self.name} family takes no online policies")
+        out: Outcome = self._call("policy", instance, policy, options)
+        return out
 
     def attribute(self, name: str) -> Any:
         """The family module's attributes made on demand (its ``__getattr__``): ``METHODS``,

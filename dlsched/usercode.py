@@ -401,7 +401,7 @@ def run_policy(method: UserMethod, instance: Any, options: Any) -> Any:
     from dlsched.result import no_solution
 
     family = families.of(instance)
-    if getattr(family, "run_policy", None) is None:
+    if not family.policies:
         why = f"the {family.name} family takes no online policies"
         raise OptionError("method", method.label, why)
     deadline = options.deadline
@@ -423,7 +423,7 @@ def _policy_outcome(method: UserMethod, instance: Any, options: Any, deadline: A
     try:
         with _stdout_to_stderr():
             policy = obj() if inspect.isclass(obj) else copy.deepcopy(obj)
-            return families.of(instance).run_policy(instance, policy, options)  # type: ignore[attr-defined]
+            return families.of(instance).run_policy(instance, policy, options)
     except UserCodeError as e:
         return e
     except InfeasibleSolutionError as e:

@@ -32,6 +32,7 @@ FAMILY = LazyFamily(
     "Luo et al., Prediction-Assisted Online DDL Workload Scheduling (seed 001)",
     from_dict=".forms:ddlwmp_from_dict",
     outcome_details=_details,
+    policy=".policy:run_user_policy",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
 

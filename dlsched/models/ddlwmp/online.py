@@ -62,7 +62,7 @@ from dlsched.models.ddlwmp.instance import DdlwmpInstance
 from dlsched.models.ddlwmp.mapping import alpha_tilde_min, heavy_edge
 from dlsched.models.ddlwmp.predict import GIVEN, PERFECT, Predictor
 from dlsched.models.ddlwmp.solution import Schedule, pooled
-from dlsched.simulate import Activity, Simulator, Started, simulate
+from dlsched.simulate import Activity, SimResult, Simulator, Started, simulate
 from dlsched.solvers.base import relative_gap
 from dlsched.solvers.deadline import NEVER, Deadline
 
@@ -177,7 +177,11 @@ class ClusterPolicy:
         alpha~^min."""
         if self.pooled:
             return (), self.info[i].alpha_tilde
-        caps = self.caps(self.info[i].gpus, most)
+        return self.map_on(i, self.caps(self.info[i].gpus, most))
+
+    def map_on(self, i: int, caps: list[tuple[int, int]]) -> tuple[Placement, float]:
+        """Heavy-Edge of job i on ``caps`` ((server, GPUs) pairs, GPUs summing to its g_i);
+        (placement, alpha ms)."""
         if len(caps) > 1:
             caps.sort(key=lambda mc: (-mc[1], mc[0]))
         key = (self.info[i].config, tuple(c for _, c in caps))
@@ -462,6 +466,14 @@ def simulate_policy(
     statistics). :class:`PolicyTimeUp` when its deadline passes before every job started."""
     arrivals = [(j.release, i) for i, j in enumerate(instance.jobs)]
     res = simulate(arrivals, policy.capacity(), policy)  # type: ignore[arg-type]
+    return recorded(instance, policy, res, name)
+
+
+def recorded(
+    instance: DdlwmpInstance, policy: ClusterPolicy, res: SimResult, name: str
+) -> tuple[Schedule, dict]:
+    """The schedule and statistics of the engine's record ``res`` of ``policy`` (``name``
+    for messages); InternalError if a job never started."""
     starts = [math.nan] * instance.num_jobs
     places: list[Placement] = [()] * instance.num_jobs
     for a in res.activities:
@@ -514,6 +526,7 @@ __all__ = [
     "ReservePolicy",
     "flow_report",
     "make_policy",
+    "recorded",
     "run_policy",
     "simulate_policy",
 ]

@@ -30,6 +30,7 @@ FAMILY = LazyFamily(
     "Zhou et al., Online Scheduling of Heterogeneous Distributed ML Jobs, TCC (seed 003)",
     check=".check:check_schedule",
     outcome_details=_details,
+    policy=".policy:run_user_policy",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
 

@@ -258,7 +258,7 @@ def _heuristic(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]
             )
         if schedule is None:
             return no_schedule_outcome(instance, name, info, wall)
-        out = _with_flow(verified_outcome(instance, name, schedule, wall_time=wall, details=info))
+        out = with_flow(verified_outcome(instance, name, schedule, wall_time=wall, details=info))
 
         def bounded() -> Outcome:
             from dlsched.models.elastic.flowbound import flow_report
@@ -270,7 +270,7 @@ def _heuristic(name: str) -> Callable[[ElasticInstance, MethodOptions], Outcome]
     return run
 
 
-def _with_flow(out: Outcome) -> Outcome:
+def with_flow(out: Outcome) -> Outcome:
     """A heuristic's verified ``out`` with its total flow time sum_j (c_j - a_j) in seconds,
     ``details["flow_time_s"]``."""
     inst, done = out.instance_object, out.evaluation.completion
@@ -385,4 +385,5 @@ __all__ = [
     "run_exact",
     "run_lp_bound",
     "solve_lp",
+    "with_flow",
 ]

@@ -30,6 +30,7 @@ FAMILY = LazyFamily(
         ".online.methods:LIST_METHODS",
     ),
     metaopt=".metaopt:worst_cases",
+    policy=".online.policy:run_user_policy",
 )
 __getattr__ = FAMILY.attribute  # METHODS on demand: importing the family stays light
 

@@ -25,8 +25,10 @@ from dlsched.models import Method, MethodOptions, method_table
 from dlsched.models.hare.instance import HareInstance
 from dlsched.online.bounds import total_flow
 from dlsched.result import Outcome, on_request, verified_outcome
+from dlsched.simulate import SimResult
 
 from ..budget import GROUPING_SHARE
+from ..solution import TaskSchedule
 from .baselines import (
     default_2dlas_quantum,
     online_fifo,
@@ -135,33 +137,49 @@ def _online(name: str, build: Callable[..., tuple[OnlineHare, dict]]) -> Callabl
         policy, info = build(instance, options)
         t1 = options.deadline.elapsed()
         schedule, sim = run_policy(instance, policy)
-        t2 = options.deadline.elapsed()
-        out = verified_outcome(
-            instance,
-            name,
-            schedule,
-            wall_time=options.deadline.elapsed(),
-            details={
-                **info,
-                "setup_time": t1,
-                "simulation_time": t2 - t1,
-                "events": sim.events,
-                "decisions": sim.decisions,
-            },
-        )
-        done = out.evaluation.completion
-        flow = total_flow(done, instance.jobs)
-        out = _with_details(out, {"average_jct": average_jct(instance, done), "flow_time_s": flow})
-
-        def bounded() -> Outcome:
-            from .bounds import flow_report
-
-            objective = out.evaluation.objective
-            return _with_details(out, flow_report(instance, done, objective, options.deadline))
-
-        return on_request(out, options.bound, bounded, options.clock)
+        return online_outcome(instance, name, schedule, sim, options, info, t1)
 
     return run
+
+
+def online_outcome(
+    instance: HareInstance,
+    name: str,
+    schedule: TaskSchedule,
+    sim: SimResult,
+    options: MethodOptions,
+    info: dict[str, Any],
+    setup_time: float,
+) -> Outcome:
+    """The verified Outcome of an online policy ``name`` whose simulation ``sim`` (begun
+    ``setup_time`` seconds into ``options.deadline``, just ended) made ``schedule``: the
+    checker's objective, the average JCT and the flow time, and with ``options.bound`` the
+    certified flow-time bound and gap (module docstring)."""
+    t2 = options.deadline.elapsed()
+    out = verified_outcome(
+        instance,
+        name,
+        schedule,
+        wall_time=options.deadline.elapsed(),
+        details={
+            **info,
+            "setup_time": setup_time,
+            "simulation_time": t2 - setup_time,
+            "events": sim.events,
+            "decisions": sim.decisions,
+        },
+    )
+    done = out.evaluation.completion
+    flow = total_flow(done, instance.jobs)
+    out = _with_details(out, {"average_jct": average_jct(instance, done), "flow_time_s": flow})
+
+    def bounded() -> Outcome:
+        from .bounds import flow_report
+
+        objective = out.evaluation.objective
+        return _with_details(out, flow_report(instance, done, objective, options.deadline))
+
+    return on_request(out, options.bound, bounded, options.clock)
 
 
 def _hlas_lp(name: str, how: str, summary: str) -> Method:
@@ -260,4 +278,10 @@ LIST_METHODS: dict[str, Method] = method_table(
     ),
 )
 
-__all__ = ["EXACT_GROUPING_GPUS", "LIST_METHODS", "ONLINE_METHODS", "ONLINE_POLICIES"]
+__all__ = [
+    "EXACT_GROUPING_GPUS",
+    "LIST_METHODS",
+    "ONLINE_METHODS",
+    "ONLINE_POLICIES",
+    "online_outcome",
+]
