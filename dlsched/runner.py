@@ -233,10 +233,16 @@ class Pool:
                     self.client = connect(self.scheduler)
                 else:
                     fork_server(self.preload)
-                    self.cluster = LocalCluster(
-                        n_workers=self.processes or os.cpu_count() or 1, threads_per_worker=1,
-                        processes=True, dashboard_address=":0", silence_logs=logging.ERROR,
-                    )  # fmt: skip
+                    try:
+                        self.cluster = LocalCluster(
+                            n_workers=self.processes or os.cpu_count() or 1,
+                            threads_per_worker=1, processes=True, dashboard_address=":0",
+                            silence_logs=logging.ERROR,
+                        )  # fmt: skip
+                    except (RuntimeError, OSError) as e:
+                        raise ClusterError(
+                            f"{self.where()}: the local Dask cluster did not start ({e})"
+                        ) from None
                     self.client = Client(self.cluster)
         return self.client
 
