@@ -27,6 +27,7 @@ EXTRAS = (
     "sweep_scaling",
     "trace_online",
     "user_policies",
+    "user_methods",
     "worst_case_search",
     "frontier_rsumwc",
     "bound_timings",
