@@ -193,6 +193,14 @@ def main() -> None:
         args.out.write_text(out)
 
 
+def _commit(tree: Path) -> str:
+    """The short commit checked out in ``tree``."""
+    got = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return got.stdout.strip() or str(tree)
+
+
 def _section(args: Any, table: list[str], mem: list[str], load: Any, after: Any) -> str:
     return "\n".join(
         [
@@ -200,7 +208,7 @@ def _section(args: Any, table: list[str], mem: list[str], load: Any, after: Any)
             "",
             "Measured by `python benchmarks/bound_timings.py` (whole processes, medians of "
             f"{args.rounds} alternating rounds; previous release: "
-            f"{args.previous_tree.name if args.previous_tree else args.previous}), "
+            f"{_commit(args.previous_tree) if args.previous_tree else args.previous}), "
             f"{platform.machine()}, {os.cpu_count()} cores, Python "
             f"{platform.python_version()}; load average (1, 5, 15 min) "
             f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f} before, "
