@@ -18,8 +18,7 @@ HERE = Path(__file__).parent
 SUITES = ("placement", "hare", "ddlwmp", "hare_online", "elastic", "verify")
 #: sections measured by their own scripts (each names its command), appended after the suites:
 #: time_limits.py, the rounding_<family>.py tables, startup.py, sweep_scaling.py,
-#: frontier_rsumwc.py
-#: bound_timings.py
+#: frontier_rsumwc.py, bound_timings.py, exact_regression.py
 EXTRAS = (
     "time_limits",
     "rounding",
@@ -29,6 +28,7 @@ EXTRAS = (
     "worst_case_search",
     "frontier_rsumwc",
     "bound_timings",
+    "exact_regression",
 )
 
 
