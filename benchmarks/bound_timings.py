@@ -2,15 +2,17 @@
 certified bound, side by side with the previous release; and the peak memory of a large
 answer printed as JSON.
 
-    python benchmarks/bound_timings.py [--rounds 3] [--previous 1dc9f86] [--jobs 150000]
-                                       [--out benchmarks/RESULTS_bound_timings.md]
+    python benchmarks/bound_timings.py [--rounds 3] [--previous 33a46ce | --previous-tree DIR]
+                                       [--jobs 150000] [--out benchmarks/RESULTS_bound_timings.md]
 
 The previous release is checked out at ``--previous`` into a temporary git worktree (removed at
-the end); each run is a fresh child ``python -m dlsched.cli solve FILE --method M`` of one tree
-or the other (its ``PYTHONPATH``), standard output to /dev/null. Per (instance, method), one
-round runs the previous release (whose heuristics always computed their bound), then this tree
-without ``--bound``, then with it: alternating, so that the load of the shared machine falls
-on all three alike. Figures are medians over ``--rounds``:
+the end; or an existing checkout, ``--previous-tree``); each run is a fresh child ``python -m
+dlsched.cli solve FILE --method M`` of one tree or the other (its ``PYTHONPATH``; bytecode
+cached, as in an installed package: one untimed run of each tree first), standard output to
+/dev/null. Per (instance, method), one round runs the previous release (whose heuristics
+always computed their bound), then this tree without ``--bound``, then with it: alternating,
+so that the load of the shared machine falls on all three alike. Figures are medians over
+``--rounds``, and their ratios to the previous release's:
 
 - wall: the child's wall time, start to exit (imports, load, the method, the report);
 - CPU: its user + system time (``os.wait4``), what the machine's load inflates least;
@@ -21,8 +23,8 @@ The instances: elastic in Section 7's setting (``dlsched generate elastic --jobs
 (300 jobs on 160 GPUs of four types, as ``bench_hare_online.py``: ``hlas``, ``hlas-p``,
 ``2d-las``, ``online-fifo``), each written once to a JSON file; and ddlwmp's ``--jobs`` workload
 of ``trace_scale.py`` (compact JSON, 2,000 GPUs, paper setting, load 0.9), ``a-srpt --json``:
-the answer (68 MB of JSON) printed whole before, written as it goes now. The load average
-(``uptime``) is printed beside the figures.
+the answer (68 MB of JSON) printed whole before, written as it goes now (``--jobs 0``: not
+run). The load average (``uptime``) is printed beside the figures.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ from dlsched.models.elastic.generate import generate as elastic
 folder, jobs = Path(sys.argv[1]), int(sys.argv[2])
 save(elastic(300, 150, 0, setting="paper", horizon=300), folder / "elastic.json")
 save(paper_scale(300, 160), folder / "hare.json")
-save(ddlwmp(jobs, 2000, 1, setting="paper", load=0.9), folder / "ddlwmp.json", "compact")
+if jobs:
+    save(ddlwmp(jobs, 2000, 1, setting="paper", load=0.9), folder / "ddlwmp.json", "compact")
 """
 #: (instance file, method, extra arguments, label) of the timings.
 TIMINGS = [
@@ -77,6 +80,7 @@ def worktree(commit: str, folder: Path) -> Path:
 def child(tree: Path, argv: list[str]) -> dict[str, float]:
     """``python -m dlsched.cli ARGV`` on ``tree``: wall and CPU seconds, peak RSS MB."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as an installed package: bytecode cached
     t = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "dlsched.cli", *argv],
@@ -96,16 +100,22 @@ def _median(runs: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
-def _cells(runs: list[dict[str, float]]) -> str:
-    return f"{_median(runs, 'wall'):.2f} | {_median(runs, 'cpu'):.2f}"
+def _cells(runs: list[dict[str, float]], prev: list[dict[str, float]] | None = None) -> str:
+    """Wall, CPU and peak of ``runs`` (medians), with the wall and CPU ratios to ``prev``."""
+    wall, cpu, mb = (_median(runs, k) for k in ("wall", "cpu", "mb"))
+    if prev is None:
+        return f"{wall:.2f} | {cpu:.2f} | {mb:.0f}"
+    ratio = f"{wall / _median(prev, 'wall'):.2f} / {cpu / _median(prev, 'cpu'):.2f}"
+    return f"{wall:.2f} | {cpu:.2f} | {mb:.0f} | **{ratio}**"
 
 
 def timings(files: Path, previous: Path, rounds: int) -> list[str]:
     """The table of heuristics: previous release, this tree without and with the bound."""
     lines = [
-        "| instance | method | previous: wall (s) | CPU (s) | now, no bound: wall (s) "
-        "| CPU (s) | now, --bound: wall (s) | CPU (s) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| instance | method | previous: wall (s) | CPU (s) | MB | now, no bound: wall (s) "
+        "| CPU (s) | MB | ratio to previous (wall / CPU) | now, --bound: wall (s) | CPU (s) | MB "
+        "| ratio to previous (wall / CPU) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, method, extra, label in TIMINGS:
         argv = ["solve", str(files / name), "--method", method, "--time-limit", "600", *extra]
@@ -115,8 +125,8 @@ def timings(files: Path, previous: Path, rounds: int) -> list[str]:
             runs["now"].append(child(ROOT, argv))
             runs["bound"].append(child(ROOT, [*argv, "--bound"]))
         lines.append(
-            f"| {label} | {method} | {_cells(runs['prev'])} | {_cells(runs['now'])} "
-            f"| {_cells(runs['bound'])} |"
+            f"| {label} | {method} | {_cells(runs['prev'])} | {_cells(runs['now'], runs['prev'])} "
+            f"| {_cells(runs['bound'], runs['prev'])} |"
         )
         print(lines[-1], file=sys.stderr, flush=True)
     return lines
@@ -149,8 +159,9 @@ def memory(files: Path, previous: Path, jobs: int) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--previous", default="1dc9f86", help="the previous release's commit")
-    ap.add_argument("--jobs", type=int, default=150_000, help="jobs of the ddlwmp workload")
+    ap.add_argument("--previous", default="33a46ce", help="the previous release's commit")
+    ap.add_argument("--previous-tree", type=Path, default=None, help="or its checkout")
+    ap.add_argument("--jobs", type=int, default=150_000, help="ddlwmp workload's jobs (0: none)")
     ap.add_argument("--out", type=Path, default=None, help="also write the section here")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -160,22 +171,34 @@ def main() -> None:
             check=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
-        previous = worktree(args.previous, folder)
+        made = args.previous_tree is None
+        previous = worktree(args.previous, folder) if made else args.previous_tree.resolve()
         try:
+            for tree in (previous, ROOT):  # untimed: each tree's bytecode written
+                child(tree, ["solve", str(folder / "hare.json"), "--method", "online-fifo"])
             load = os.getloadavg()
             table = timings(folder, previous, args.rounds)
-            mem = memory(folder, previous, args.jobs)
+            mem = memory(folder, previous, args.jobs) if args.jobs else []
             after = os.getloadavg()
         finally:
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(previous)],
-                check=False,
-                capture_output=True,
-            )
+            if made:
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(previous)],
+                    check=False,
+                    capture_output=True,
+                )
     out = _section(args, table, mem, load, after)
     print(out)
     if args.out is not None:
         args.out.write_text(out)
+
+
+def _commit(tree: Path) -> str:
+    """The short commit checked out in ``tree``."""
+    got = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return got.stdout.strip() or str(tree)
 
 
 def _section(args: Any, table: list[str], mem: list[str], load: Any, after: Any) -> str:
@@ -184,7 +207,8 @@ def _section(args: Any, table: list[str], mem: list[str], load: Any, after: Any)
             "## Heuristics with and without the bound, beside the previous release",
             "",
             "Measured by `python benchmarks/bound_timings.py` (whole processes, medians of "
-            f"{args.rounds} alternating rounds; previous release: {args.previous}), "
+            f"{args.rounds} alternating rounds; previous release: "
+            f"{_commit(args.previous_tree) if args.previous_tree else args.previous}), "
             f"{platform.machine()}, {os.cpu_count()} cores, Python "
             f"{platform.python_version()}; load average (1, 5, 15 min) "
             f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f} before, "

@@ -18,8 +18,8 @@ HERE = Path(__file__).parent
 SUITES = ("placement", "hare", "ddlwmp", "hare_online", "elastic", "verify")
 #: sections measured by their own scripts (each names its command), appended after the suites:
 #: time_limits.py, the rounding_<family>.py tables, startup.py, sweep_scaling.py,
-#: frontier_rsumwc.py, user_policies.py
-#: bound_timings.py
+#: frontier_rsumwc.py, user_policies.py, user_methods (several commands), bound_timings.py,
+#: exact_regression.py
 EXTRAS = (
     "time_limits",
     "rounding",
@@ -31,6 +31,7 @@ EXTRAS = (
     "worst_case_search",
     "frontier_rsumwc",
     "bound_timings",
+    "exact_regression",
 )
 
 

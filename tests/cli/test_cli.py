@@ -445,3 +445,30 @@ def test_solve_says_a_bound_only_method_gives_a_bound(capsys) -> None:
     code, out, _ = run(capsys, "solve", "hare/toy-2gpu", "--method", "exact")
     status = next(line for line in out.splitlines() if line.startswith("status"))
     assert status.split()[1:] == ["optimal"]  # a solved instance says only that
+
+
+@pytest.mark.parametrize(
+    ("family", "size", "methods"),
+    [
+        ("hare", ("--jobs", "12", "--gpus", "8"), ("hlas", "hlas-p", "2d-las", "online-fifo")),
+        ("elastic", ("--jobs", "10", "--gpus", "4"), ("a-online",)),
+    ],
+)
+def test_a_heuristic_imports_no_solver_nor_compiler(tmp_path, family, size, methods) -> None:
+    """``dlsched solve`` of an online heuristic, its schedule checked and printed, loads no
+    solver (Pyomo, HiGHS, OR-Tools, SciPy), no compiler (numba) and no pandas or plotting
+    library: a heuristic costs its rule, its check and its report."""
+    heavy = ("pyomo", "highspy", "ortools", "scipy", "numba", "pandas", "matplotlib", "dask")
+    path = tmp_path / "i.json"
+    assert main(["generate", family, *size, "--seed", "1", "-o", str(path)]) == 0
+    code = (
+        "import sys; from dlsched.cli import main; c = main(sys.argv[1:]); "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})), c)"
+    )
+    for method in methods:
+        done = subprocess.run(
+            [sys.executable, "-c", code, "solve", str(path), "--method", method],
+            capture_output=True,
+            text=True,
+        )
+        assert done.stdout.splitlines()[-1] == "[] 0", (method, done.stdout[-300:], done.stderr)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dlsched.models.elastic.instance import ElasticInstance, durations, most_workers
+from dlsched.models.elastic.instance import ElasticInstance, least_durations, most_workers
 from dlsched.online.bounds import FlowBound, cached, flow_details, relaxations, total_flow
 from dlsched.solvers.deadline import NEVER, Deadline
 
@@ -56,15 +56,10 @@ def least_use(inst: ElasticInstance, j: int, most: list[int]) -> tuple[float, np
     """(least duration d_j over every configuration, W_j: least worker-slots per worker type
     (inf for a type the cluster cannot hold)), every worker colocated (q = 1)."""
     shortest, use = math.inf, np.full(len(inst.worker_types), math.inf)
-    for m, n_max in enumerate(most):
-        top = min(inst.jobs[j].chunks, n_max)
-        if top < 1:
-            continue
-        n = np.arange(1, top + 1)
-        for p in inst.ps_choices():
-            d = durations(inst, j, m, p if inst.is_ps else None, n, True)
+    for m, d in enumerate(least_durations(inst, j, most)):
+        if len(d):
             shortest = min(shortest, float(d.min()))
-            use[m] = min(use[m], float((n * d).min()))
+            use[m] = float((np.arange(1, len(d) + 1) * d).min())
     return shortest, use
 
 

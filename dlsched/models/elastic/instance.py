@@ -168,6 +168,20 @@ def durations(inst: ElasticInstance, j: int, m: Any, p: Any, workers: Any, q: bo
     return np.maximum(1, np.ceil(need * (1 - SPEED_TOL))).astype(int)
 
 
+def least_durations(inst: ElasticInstance, j: int, most: list[int]) -> list[np.ndarray]:
+    """Per worker type m: d_j(m, n) of :func:`durations` for n = 1 .. min(D_j, ``most[m]``)
+    (empty when none), every worker colocated (q = 1), the least over the PS types: one
+    broadcast of types, PS types and worker counts."""
+    tops = [min(inst.jobs[j].chunks, n_max) for n_max in most]
+    if not tops or not len(inst.ps_choices()):
+        return [np.zeros(0, dtype=int) for _ in tops]
+    n = np.arange(1, max([1, *tops]) + 1)
+    m = np.arange(len(most))[:, None, None]
+    p = np.array(inst.ps_choices())[None, :, None] if inst.is_ps else None
+    d = durations(inst, j, m, p, n[None, None, :], True).min(axis=1)  # [M, n]
+    return [d[k, : max(0, top)] for k, top in enumerate(tops)]
+
+
 def duration(inst: ElasticInstance, j: int, m: int, p: int | None, workers: int, q: bool) -> int:
     """:func:`durations` of one worker count."""
     return int(durations(inst, j, m, p, np.array([workers]), q)[0])

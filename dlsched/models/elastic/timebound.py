@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dlsched.models.elastic.instance import ElasticInstance, durations, most_workers
+from dlsched.models.elastic.instance import ElasticInstance, least_durations, most_workers
 from dlsched.solvers.deadline import NEVER, Deadline
 
 #: Relative margin subtracted from every Lagrangian value (floating-point rounding).
@@ -78,15 +78,9 @@ def shapes(inst: ElasticInstance) -> Shapes:
     out = []
     for j, job in enumerate(inst.jobs):
         runs = []
-        for m, n_max in enumerate(most):
-            top = min(job.chunks, n_max)
-            if top < 1:
-                continue
-            n = np.arange(1, top + 1)
-            ps = [p if inst.is_ps else None for p in inst.ps_choices()]
-            d = np.min([durations(inst, j, m, p, n, True) for p in ps], axis=0)
+        for m, d in enumerate(least_durations(inst, j, most)):
             shortest = math.inf
-            for k, slots in zip(n.tolist(), d.tolist(), strict=True):
+            for k, slots in enumerate(d.tolist(), start=1):
                 if slots < shortest and job.arrival + slots <= inst.horizon:
                     runs.append((m, k, int(slots)))
                     shortest = slots
@@ -106,19 +100,21 @@ class Pricing:
         self.supply = np.array([s.capacity for s in inst.servers], dtype=float).sum(axis=0)
         self.arrival = np.array([j.arrival for j in inst.jobs], dtype=np.int64)
         self.weights = np.asarray(weights, dtype=float)
-        groups: dict[tuple[int, int, int, float], int] = {}
-        run_job, run_group = [], []
-        for j, runs in enumerate(shape.of):
-            for m, n, d in runs:
-                run_job.append(j)
-                run_group.append(groups.setdefault((m, n, d, float(self.weights[j])), len(groups)))
+        run_job = np.repeat(np.arange(inst.num_jobs), [len(runs) for runs in shape.of])
+        keys = np.array([r for runs in shape.of for r in runs], dtype=float).reshape(-1, 3)
+        keys = np.column_stack([keys, self.weights[run_job]])  # each run's (m, n, d, w)
+        found, first, key_of = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        met = np.argsort(first)  # the distinct keys in the order first met
+        run_group = np.empty(len(met), dtype=np.int64)
+        run_group[met] = np.arange(len(met))
+        run_group = run_group[key_of.reshape(-1)]
         #: each group's (m, n, d, w), in the order first met (ties go to the first)
-        self.group = np.array(list(groups), dtype=float).reshape(-1, 4)
+        self.group = found[met].reshape(-1, 4)
         self.shape = self.group[:, :3].astype(np.int64)
         # the runs by job, then group: a job's runs are one segment, its first cheapest first
         order = np.lexsort((run_group, run_job))
-        self.run_job = np.array(run_job, dtype=np.int64)[order]
-        self.run_group = np.array(run_group, dtype=np.int64)[order]
+        self.run_job = run_job.astype(np.int64)[order]
+        self.run_group = run_group[order]
         self.has_runs = np.unique(self.run_job)
         self.first_run = np.searchsorted(self.run_job, self.has_runs)
         #: jobs without a run that ends by T: no schedule at all, no bound from here
@@ -151,18 +147,11 @@ class Pricing:
         """(L(lam) lowered by the rounding margin, each job's cheapest run cost [J], its run
         [J, 4] = (m, n, d, s)); L is -inf when some job has no run."""
         j_count = self.inst.num_jobs
-        per_worker = self.demand @ lam  # [M, T]: the price of one worker in each slot
-        prefix = np.concatenate([np.zeros((len(per_worker), 1)), per_worker.cumsum(axis=1)], 1)
-        window = self._windows(prefix)
-        low = np.empty(len(self.run_job))
-        at = np.empty(len(self.run_job), dtype=np.int64)
-        for k, runs in enumerate(self.block_runs):
-            groups = self.by_arrival[self.cut[k] : self.cut[k + 1]]
-            start = int(self.first_arrival[self.cut[k]])
-            g_low, g_at = _suffix_min(self._costs(window, groups, start))
-            row = self.rank[self.run_group[runs]] - self.cut[k]
-            a = self.arrival[self.run_job[runs]] - start
-            low[runs], at[runs] = g_low[row, a], g_at[row, a] + start
+        if lam.any() or (self.weights < 0).any():
+            low, at = self._runs_priced(lam)
+        else:  # no prices: a run costs w (s + d), least (and first) from its job's arrival
+            at = self.arrival[self.run_job]
+            low = self.group[self.run_group, 3] * (self.shape[self.run_group, 2] + at)
         best = np.full(j_count, np.inf)
         run = np.zeros((j_count, 4), dtype=np.int64)
         if len(low):
@@ -178,6 +167,22 @@ class Pricing:
         total = math.fsum(best.tolist()) - paid
         margin = MARGIN * (float(np.abs(best).sum()) + paid) + MARGIN
         return total - margin, best, run
+
+    def _runs_priced(self, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(each run's least cost at prices ``lam`` from its job's arrival on, its start)."""
+        per_worker = self.demand @ lam  # [M, T]: the price of one worker in each slot
+        prefix = np.concatenate([np.zeros((len(per_worker), 1)), per_worker.cumsum(axis=1)], 1)
+        window = self._windows(prefix)
+        low = np.empty(len(self.run_job))
+        at = np.empty(len(self.run_job), dtype=np.int64)
+        for k, runs in enumerate(self.block_runs):
+            groups = self.by_arrival[self.cut[k] : self.cut[k + 1]]
+            start = int(self.first_arrival[self.cut[k]])
+            g_low, g_at = _suffix_min(self._costs(window, groups, start))
+            row = self.rank[self.run_group[runs]] - self.cut[k]
+            a = self.arrival[self.run_job[runs]] - start
+            low[runs], at[runs] = g_low[row, a], g_at[row, a] + start
+        return low, at
 
     def _windows(self, prefix: np.ndarray) -> np.ndarray:
         """[spans, T]: the price of one worker of type m in slots s .. s + d - 1, for each

@@ -38,6 +38,7 @@ small reduced cost.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ from dlsched.solvers.deadline import Deadline
 from dlsched.solvers.highs import MatrixModel, run_highs, solve_matrix, use_threads
 from dlsched.solvers.progress import note
 
+from . import pricing_array
 from .localsearch import (
     SumWC,
     assignment_from_sets,
@@ -216,29 +218,73 @@ class Priced(NamedTuple):
     reduced: np.ndarray
 
 
+#: Pricing runs in numpy (:mod:`pricing_array`) until it has spent ARRAY_SECONDS there, then
+#: compiled (:mod:`pricing_core`); both answer the same to the last bit, so the choice changes
+#: only the time. Loading numba and the cached compiled code takes 1.2-1.5 s and 110 MB on a
+#: lightly loaded 2-core machine, more than the whole pricing of the small instances (4 x 40:
+#: 2-3 ms a round in numpy, 0.2 ms compiled; 20 x 200: 42 ms and 7 ms); paying it once the
+#: numpy rounds have cost as much keeps every run within about twice its better choice.
+ARRAY_SECONDS = 1.0
+#: Instances of at least this many jobs price compiled from the first round (40 x 400: 110 ms a
+#: round in numpy, 28 ms compiled, and hundreds of rounds).
+COMPILED_MIN_JOBS = 300
+#: The compiled pricing's module: once loaded in the process, it prices at once.
+COMPILED = f"{__package__}.pricing_core"
+
+
+@dataclass
+class PricingEngine:
+    """Which DP prices (:data:`ARRAY_SECONDS`): numpy until it has cost that many seconds or
+    the compiled one is loaded, then the compiled one; the compiled one from the first round
+    when ``compiled``."""
+
+    compiled: bool = False
+    spent: float = 0.0
+
+    def price_gpus(self, *args: Any) -> tuple[np.ndarray, ...]:
+        """:func:`pricing_core.price_gpus` (or its numpy twin) of ``args``."""
+        if not self.compiled and (self.spent >= ARRAY_SECONDS or COMPILED in sys.modules):
+            self.compiled = True
+        if self.compiled:
+            from .pricing_core import price_gpus
+
+            return price_gpus(*args)  # type: ignore[no-any-return]
+        started = time.perf_counter()
+        out = pricing_array.price_gpus(*args)
+        self.spent += time.perf_counter() - started
+        return out
+
+
 @dataclass(frozen=True)
 class Pricer:
     """Pricing on every GPU at once: each GPU's jobs in its Smith order (``order[m]``, training
     times ``p_seq[m]``, ``cost0[m]`` = w (a + s) of each), states t = 0 .. ``horizon``
-    (training load so far). :meth:`solve` runs the compiled DP
-    (:func:`pricing_core.price_gpus`); :meth:`table` and :meth:`enumerate` the same DP in
-    numpy, keeping every stage."""
+    (training load so far). :meth:`solve` runs the DP of :func:`pricing_core.price_gpus`
+    (compiled, or its numpy twin: ``engine``, :class:`PricingEngine`); :meth:`table` and
+    :meth:`enumerate` the same DP in numpy, keeping every stage."""
 
     data: SumWC
     horizon: int
     order: np.ndarray  # [m, idx] the idx-th job of GPU m's Smith order
     p_seq: np.ndarray  # [m, idx] its training time on m
     cost0: np.ndarray  # [m, idx] its w (a + s) on m
+    engine: PricingEngine = field(default_factory=PricingEngine)
 
     @staticmethod
-    def of(data: SumWC, horizon: int | None = None) -> Pricer:
+    def of(data: SumWC, horizon: int | None = None, compiled: bool | None = None) -> Pricer:
+        """The pricer of ``data``; ``compiled``: price compiled from the first round (default:
+        from :data:`COMPILED_MIN_JOBS` jobs)."""
         order = np.stack([data.smith_order(m, np.arange(data.n)) for m in range(data.m)])
         p_seq = np.take_along_axis(data.p.T, order, axis=1)
         cost0 = (data.w[order] * (data.a + np.take_along_axis(data.s.T, order, axis=1))).astype(
             float
         )
         most = int(p_seq.sum(axis=1).max())
-        return Pricer(data, most if horizon is None else min(most, horizon), order, p_seq, cost0)
+        first = data.n >= COMPILED_MIN_JOBS if compiled is None else compiled
+        return Pricer(
+            data, most if horizon is None else min(most, horizon), order, p_seq, cost0,
+            PricingEngine(first),
+        )  # fmt: skip
 
     def solve(
         self, pi: np.ndarray, keep: int = 3, gpus: np.ndarray | None = None, most: int = 0
@@ -247,10 +293,8 @@ class Pricer:
         job, or with ``most`` > 0 a heuristic over at most ``most`` candidates per GPU (those
         of largest pi_j - w_j (a + s_jm + p_jm)); up to ``keep`` negative sets per GPU, the
         best at distinct end loads, each of the value it was priced at."""
-        from .pricing_core import price_gpus
-
         gpus = np.arange(self.data.m) if gpus is None else np.asarray(gpus, dtype=np.int64)
-        values, exact, col_gpu, reduced, ptr, flat = price_gpus(
+        values, exact, col_gpu, reduced, ptr, flat = self.engine.price_gpus(
             self.order[gpus],
             self.p_seq[gpus],
             self.cost0[gpus],
@@ -810,7 +854,7 @@ def compile_pricing() -> float:
 
     started = time.perf_counter()
     data = sum_wc_data(generate_unrelated(4, 2, 0))
-    Pricer.of(data).solve(np.zeros(data.n))
+    Pricer.of(data, compiled=True).solve(np.zeros(data.n))
     return time.perf_counter() - started
 
 
@@ -825,6 +869,7 @@ __all__ = [
     "MasterLP",
     "Priced",
     "Pricer",
+    "PricingEngine",
     "enumerated_master",
     "column_generation",
     "lagrangian_ascent",

@@ -59,7 +59,8 @@ def price_gpus(order, p_seq, cost0_seq, w, pi, horizon, keep, most):  # type: ig
     minimum no longer certain), loads up to ``horizon``.
 
     Returns (value[m] = min(0, least reduced cost), exact[m] (all candidates kept), and up to
-    ``keep`` sets of negative value per GPU, the best at distinct end loads, as column GPU,
+    ``keep`` sets of negative value per GPU, the best at distinct end loads (of equal values
+    the least load first: :mod:`pricing_array` answers the same), as column GPU,
     the column's reduced cost, offsets into the flat jobs array, and that array)."""
     n_gpus, n = order.shape
     values = np.zeros(n_gpus)
@@ -85,7 +86,7 @@ def price_gpus(order, p_seq, cost0_seq, w, pi, horizon, keep, most):  # type: ig
         take = np.zeros((cand.shape[0], h + 1), dtype=np.bool_)
         f = _gpu_dp(jobs, p, cost0_seq[m][cand], w[jobs], pi[jobs], h, take)
         values[m] = min(0.0, f.min())
-        ends = np.argsort(f)[:keep]
+        ends = np.argsort(f, kind="mergesort")[:keep]  # stable: of equal values, the least load
         for t in ends:
             if not f[t] < 0:
                 break

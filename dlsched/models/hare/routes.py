@@ -17,7 +17,7 @@ import numpy as np
 
 from dlsched.errors import OptionError
 from dlsched.models import MethodOptions
-from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.instance import HareInstance, is_single_task_case
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import SolveResult, Status, solve
@@ -183,8 +183,6 @@ def run_exact(instance: HareInstance, options: MethodOptions) -> Outcome:
     otherwise the pipeline with the strategy it chooses (branch and bound first on small
     instances, then CP-SAT); cpsat (the CP-SAT stages only) | milp (highs) | special force a
     route. ``backend`` is the route's former name (deprecated)."""
-    from .special import is_single_task_case
-
     route = options.route("hare exact", ROUTES, {"highs": "milp"})
     if route == "auto":
         if not is_single_task_case(instance):

@@ -58,6 +58,9 @@ class TaskSchedule:
         return tuple(sorted((e for e in self.entries if e.gpu == m), key=lambda e: e.start))
 
     def to_json(self, instance: HareInstance) -> dict[str, Any]:
+        queues: list[list[TaskEntry]] = [[] for _ in instance.gpus]
+        for e in self.entries:  # each GPU's tasks in one pass, then by start (as on_gpu)
+            queues[e.gpu].append(e)
         return {
             "tasks": [
                 {
@@ -74,8 +77,11 @@ class TaskSchedule:
                 for e in self.entries
             ],
             "gpus": {
-                g: [f"{instance.jobs[e.job].name}/r{e.round}/t{e.index}" for e in self.on_gpu(m)]
-                for m, g in enumerate(instance.gpus)
+                g: [
+                    f"{instance.jobs[e.job].name}/r{e.round}/t{e.index}"
+                    for e in sorted(queue, key=lambda e: e.start)
+                ]
+                for g, queue in zip(instance.gpus, queues, strict=True)
             },
         }
 

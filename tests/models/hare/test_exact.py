@@ -172,7 +172,8 @@ def single_task_instances(draw, max_jobs: int = 4, max_gpus: int = 2):
 )
 @given(single_task_instances())
 def test_special_route_matches_brute_force_and_general_routes(inst):
-    from dlsched.models.hare.special import is_single_task_case, solve_single_task
+    from dlsched.models.hare.instance import is_single_task_case
+    from dlsched.models.hare.special import solve_single_task
 
     assert is_single_task_case(inst)
     bf = brute_force(inst)

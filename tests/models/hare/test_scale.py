@@ -316,15 +316,64 @@ def plain_dp(data, m: int, pi: np.ndarray, horizon: int) -> float:
 @SETTINGS
 @given(tiny(max_jobs=7, max_gpus=3), st.integers(0, 2**31), st.integers(0, 60))
 def test_compiled_pricing_agrees_with_a_plain_python_dp(inst, seed, cut):
-    """Every GPU's minimum (exact pricing, all candidates) equals the plain DP's, with the
-    load horizon and with a tighter one."""
+    """Every GPU's minimum (exact pricing, all candidates), compiled and in numpy, equals the
+    plain DP's, with the load horizon and with a tighter one."""
     data = sum_wc_data(inst)
     pi = dyadic(np.random.default_rng(seed).uniform(0, 3000, data.n), data)
     for horizon in (load_horizon(data.p, data.s), max(1, load_horizon(data.p, data.s) - cut)):
-        priced = Pricer.of(data, horizon).solve(pi, keep=3)
-        assert priced.exact.all()
-        for m in range(data.m):
-            assert priced.values[m] == plain_dp(data, m, pi, min(horizon, int(data.p[:, m].sum())))
+        for compiled in (True, False):
+            priced = Pricer.of(data, horizon, compiled).solve(pi, keep=3)
+            assert priced.exact.all()
+            for m in range(data.m):
+                least = plain_dp(data, m, pi, min(horizon, int(data.p[:, m].sum())))
+                assert priced.values[m] == least
+
+
+@SETTINGS
+@given(
+    tiny(max_jobs=9, max_gpus=4),
+    st.integers(0, 2**31),
+    st.sampled_from(["dyadic", "integer", "equal"]),
+    st.integers(1, 4),
+    st.integers(1, 9),
+)
+def test_numpy_pricing_answers_as_the_compiled_one(inst, seed, kind, keep, most):
+    """The numpy twin of the compiled pricing returns the same arrays, bit for bit: values,
+    exact flags, columns (GPU, reduced cost, jobs in the same order), also among equal values
+    (integer and equal multipliers give many) and with the heuristic's ``most`` candidates."""
+    from dlsched.models.hare import pricing_array, pricing_core
+
+    data = sum_wc_data(inst)
+    rng = np.random.default_rng(seed)
+    pi = {
+        "dyadic": lambda: dyadic(rng.uniform(0, 3000, data.n), data),
+        "integer": lambda: np.floor(rng.uniform(0, 3000, data.n)),
+        "equal": lambda: np.full(data.n, float(rng.integers(1, 3000))),
+    }[kind]()
+    pricer = Pricer.of(data, load_horizon(data.p, data.s))
+    args = (pricer.order, pricer.p_seq, pricer.cost0, data.w.astype(float), pi, pricer.horizon)
+    for m_most in (most, data.n):
+        compiled = pricing_core.price_gpus(*args, keep, m_most)
+        array = pricing_array.price_gpus(*args, keep, m_most)
+        for a, b in zip(compiled, array, strict=True):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_small_instances_price_without_numba() -> None:
+    """A run of the exact route on a small R || sum w_j C_j instance prices in numpy: numba is
+    not loaded (its import and compiled code cost more than the whole pricing there)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from dlsched.models import MethodOptions, run_method; "
+        "from dlsched.models.hare.generate import generate_unrelated; "
+        "from dlsched.solvers import SolveOptions; "
+        "out = run_method(generate_unrelated(12, 3, 0), 'exact', MethodOptions(SolveOptions(30))); "
+        "print(out.status, 'numba' in sys.modules, out.details.get('colgen_iterations', 0) > 0)"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split() == ["optimal", "False", "True"]
 
 
 @SETTINGS
