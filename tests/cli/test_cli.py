@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -445,3 +446,41 @@ def test_solve_says_a_bound_only_method_gives_a_bound(capsys) -> None:
     code, out, _ = run(capsys, "solve", "hare/toy-2gpu", "--method", "exact")
     status = next(line for line in out.splitlines() if line.startswith("status"))
     assert status.split()[1:] == ["optimal"]  # a solved instance says only that
+
+
+def _handed_options(monkeypatch) -> list[Any]:
+    """Record the options every run of a method is handed (then run it)."""
+    import dlsched.models
+
+    real, handed = dlsched.models.run_method, []
+
+    def spy(instance: Any, method: str, options: Any = None) -> Any:
+        handed.append(options)
+        return real(instance, method, options)
+
+    monkeypatch.setattr(dlsched.models, "run_method", spy)
+    return handed
+
+
+def test_solve_counts_its_time_limit_from_the_start_it_is_given(capsys, monkeypatch) -> None:
+    handed = _handed_options(monkeypatch)
+    argv = ["solve", "hare/toy-2gpu", "--method", "exact", "--time-limit", "2"]
+    assert main(argv, start=-1e6) == 0  # its process started long before: nothing is left
+    (options,) = handed
+    assert options.start == -1e6 and options.started().deadline.start == -1e6
+    assert options.started().deadline.passed()
+    out = capsys.readouterr().out
+    assert "status     time_limit" in out  # never proved optimal in no time
+    assert main(argv[:3] + ["hare", "--time-limit", "2"]) == 0
+    assert handed[-1].start is None  # arguments handed in: from when the method starts
+
+
+def test_the_process_command_line_counts_from_the_process_start(capsys, monkeypatch) -> None:
+    from dlsched.solvers import deadline
+
+    handed = _handed_options(monkeypatch)
+    monkeypatch.setattr(deadline, "process_start", lambda: 1234.5)
+    monkeypatch.setattr(sys, "argv", ["dlsched", "solve", "hare/toy-2gpu", "--method", "hare"])
+    assert main() == 0
+    assert [o.start for o in handed] == [1234.5]
+    assert handed[0].started().deadline.start == 1234.5
