@@ -192,9 +192,11 @@ def run_las(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
         return verified_outcome(
             instance, "las", None, status=r1.status, wall_time=deadline.elapsed(), solver=r1
         )
-    m2 = build_las(instance, min_ratio=r1.objective * (1 - 1e-9))
-    r2 = solve(m2, "highs", deadline.solve_options(opts.solve))
-    res, m = (r2, m2) if r2.has_solution else (r1, m1)
+    res, m = r1, m1
+    if not deadline.passed():  # the second LP only when time is left for it
+        m2 = build_las(instance, min_ratio=r1.objective * (1 - 1e-9))
+        r2 = solve(m2, "highs", deadline.solve_options(opts.solve))
+        res, m = (r2, m2) if r2.has_solution else (r1, m1)
     a = expand_counts(m._groups, counts_from_values(m, dict(res.values)), instance.num_workers)
     return verified_outcome(
         instance,
