@@ -187,6 +187,16 @@ def test_las_hands_each_lp_what_is_left(monkeypatch):
     assert out.status == Status.FEASIBLE
 
 
+def test_las_whose_first_lp_takes_the_whole_limit_keeps_its_placement(monkeypatch):
+    """The second LP (the sum at the max-min ratio) starts only when time is left for it."""
+    clock = FakeClock()
+    handed = record_time_limits(monkeypatch, routes, "solve")
+    takes_time(monkeypatch, clock, 10.0, routes, "solve")
+    out = run_method(load(SMALL), "las", options(10.0, clock))
+    assert handed == [10.0]
+    assert out.status == Status.FEASIBLE and out.details["las_max_min_ratio"] > 0
+
+
 def test_p3_hands_its_lp_what_is_left(monkeypatch):
     clock = FakeClock()
     handed = record_time_limits(monkeypatch, exact, "solve")
