@@ -782,6 +782,19 @@ def _one_line_warning(message: Any, category: type, *_: Any, **__: Any) -> None:
     print(f"dlsched: {category.__name__}: {message}", file=sys.stderr)
 
 
+def end_process(code: int) -> None:
+    """End this process now with ``code``, its output written and its exit handlers run, but
+    without tearing its modules down: ``solve``'s time limit counts the whole process, and
+    unloading Pyomo, SciPy and the solvers took about a second after the answer was printed
+    (placement LAS at 8 jobs x 200 GPUs)."""
+    import atexit
+
+    sys.stdout.flush()
+    atexit._run_exitfuncs()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None, start: float | None = None) -> int:
     """The command line: ``argv`` (None: this process's arguments). ``solve``'s time limit
     counts from ``start`` (a ``time.perf_counter()`` reading); by default from this process's
@@ -797,6 +810,8 @@ def main(argv: Sequence[str] | None = None, start: float | None = None) -> int:
     try:
         code = HANDLERS[args.command](args)
         sys.stdout.flush()  # a full device (``> /dev/full``) fails here, not at exit
+        if args.whole_process and args.command == "solve":
+            end_process(code)
         return code
     except DlschedError as e:
         print(f"dlsched: error: {e}", file=sys.stderr)

@@ -476,11 +476,16 @@ def test_solve_counts_its_time_limit_from_the_start_it_is_given(capsys, monkeypa
 
 
 def test_the_process_command_line_counts_from_the_process_start(capsys, monkeypatch) -> None:
+    from dlsched import cli
     from dlsched.solvers import deadline
 
     handed = _handed_options(monkeypatch)
     monkeypatch.setattr(deadline, "process_start", lambda: 1234.5)
     monkeypatch.setattr(sys, "argv", ["dlsched", "solve", "hare/toy-2gpu", "--method", "hare"])
+    ended: list[int] = []
+    monkeypatch.setattr(cli, "end_process", ended.append)  # the process ends without teardown
     assert main() == 0
     assert [o.start for o in handed] == [1234.5]
     assert handed[0].started().deadline.start == 1234.5
+    assert ended == [0] and "status     feasible" in capsys.readouterr().out
+    assert main(sys.argv[1:]) == 0 and ended == [0]  # arguments handed in: the caller goes on
