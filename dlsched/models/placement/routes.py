@@ -41,12 +41,19 @@ def run_exact(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
 
 
 def run_p3(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
-    from dlsched.models.placement.exact import solve_p3
+    from dlsched.models.placement.exact import P3TimeUp, solve_p3
 
     cat = _category(instance, opts)
     if cat is None:
         raise OptionError("--category", None, "p3 needs a category K_1,...,K_S")
-    value, placement, lp_status = solve_p3(instance, cat, opts.deadline.solve_options(opts.solve))
+    try:
+        value, placement, lp_status = solve_p3(
+            instance, cat, opts.deadline.solve_options(opts.solve)
+        )
+    except P3TimeUp:
+        reason = "time limit reached before P3's LP was solved"
+        wall = opts.deadline.elapsed()
+        return no_solution(instance, "p3", reason, wall_time=wall, hit_limit=True)
     return verified_outcome(
         instance,
         "p3",

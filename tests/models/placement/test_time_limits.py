@@ -205,6 +205,18 @@ def test_p3_hands_its_lp_what_is_left(monkeypatch):
     assert out.status == Status.FEASIBLE
 
 
+def test_p3_whose_lp_is_cut_by_the_limit_reports_the_limit_not_a_bad_category(monkeypatch):
+    from dlsched.solvers.base import SolveResult
+
+    def cut(*_args, **_kw):
+        return SolveResult(Status.TIME_LIMIT, None, None, 0.0, "highs", "test")
+
+    monkeypatch.setattr(exact, "solve", cut)
+    out = run_method(load(SMALL), "p3", options(10.0, FakeClock(), {"category": (3, 3, 3, 3)}))
+    assert out.status == Status.TIME_LIMIT and out.solution is None
+    assert "P3's LP" in out.details["reason"]
+
+
 def test_outer_approximation_stops_between_masters_at_the_deadline(monkeypatch):
     """Each master HiGHS run takes 4 s on the clock: with 7 s the route hands its masters 7
     and 3 s, then stops (status time_limit; it needs three masters to close) with a checked
