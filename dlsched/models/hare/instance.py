@@ -139,6 +139,14 @@ class HareInstance(JobList):
         return best
 
 
+def is_single_task_case(instance: HareInstance) -> bool:
+    """One round of one task per job and a common arrival: R || sum w_j C_j (with sync)."""
+    jobs = instance.jobs
+    return all(j.rounds == 1 and j.tasks_per_round == 1 for j in jobs) and all(
+        j.arrival == jobs[0].arrival for j in jobs
+    )
+
+
 def validate_hare(inst: HareInstance, source: str) -> None:
     m = len(inst.gpus)
     if m == 0:

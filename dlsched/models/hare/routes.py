@@ -17,12 +17,13 @@ import numpy as np
 
 from dlsched.errors import OptionError
 from dlsched.models import MethodOptions
-from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.instance import HareInstance, is_single_task_case
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import SolveResult, Status, solve
 from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.certify import Proof
+from dlsched.solvers.cpsat import load_cpsat
 from dlsched.solvers.deadline import Deadline
 
 from .baselines import baseline_outcome
@@ -67,6 +68,7 @@ def run_exact_cpsat(
     (its schedule is checked after it)."""
     deadline = options.deadline
     scale_data(instance)  # refuses data the integer model cannot hold, before any work
+    load_cpsat()  # before the stages ask the deadline whether to build: the import counts
     hint = (
         best_hint(instance, deadline.share_from_start(HINT_SHARE))[1]
         if options.param("hint", True)
@@ -183,8 +185,6 @@ def run_exact(instance: HareInstance, options: MethodOptions) -> Outcome:
     otherwise the pipeline with the strategy it chooses (branch and bound first on small
     instances, then CP-SAT); cpsat (the CP-SAT stages only) | milp (highs) | special force a
     route. ``backend`` is the route's former name (deprecated)."""
-    from .special import is_single_task_case
-
     route = options.route("hare exact", ROUTES, {"highs": "milp"})
     if route == "auto":
         if not is_single_task_case(instance):

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from dlsched.models.hare.check import check_schedule
-from dlsched.models.hare.instance import HareInstance
+from dlsched.models.hare.instance import HareInstance, is_single_task_case
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.certify import Proof
@@ -68,14 +68,6 @@ MAX_TIME_INDEXED_COLUMNS = 400_000
 #: (:func:`colgen.lagrangian_ascent`) that ends at the latest ASCENT_END of the route's limit
 #: after its start (the LP-driven rounds then run to LS_SHARE + CG_SHARE of it).
 ASCENT_END = 0.45
-
-
-def is_single_task_case(instance: HareInstance) -> bool:
-    """One round of one task per job and a common arrival: R || sum w_j C_j (with sync)."""
-    jobs = instance.jobs
-    return all(j.rounds == 1 and j.tasks_per_round == 1 for j in jobs) and all(
-        j.arrival == jobs[0].arrival for j in jobs
-    )
 
 
 # --- schedules of assignments ----------------------------------------------------------------
