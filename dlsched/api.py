@@ -158,6 +158,7 @@ def solve(
     threads: int = 1,
     mip_gap: float = 0.0,
     bound: bool = False,
+    start: float | None = None,
     **params: Any,
 ) -> Outcome:
     """Run ``method`` of the instance's family (:func:`methods` lists them) and return its
@@ -168,7 +169,10 @@ def solve(
     ``"package.module:function"``; what it does wrong is a
     :class:`~dlsched.errors.UserCodeError` (``user_traceback``: its own frames). ``params``
     are the method's parameters (``route="cpsat"``, ``category=(3, 1)``, ...);
-    ``time_limit`` counts model building (None: no limit).
+    ``time_limit`` counts model building (None: no limit), from ``start`` if given (a
+    ``time.perf_counter()`` reading already past, such as
+    :func:`dlsched.solvers.deadline.process_start`: the command line counts its whole
+    process), else from when the method starts.
     ``bound=True``: a heuristic of an online family also computes the certified flow-time
     bound (``details["flow_time_bound_s"]``, its gap, ``details["bound_time"]``: its
     seconds, apart from ``wall_time``); off, it reports its own run (status feasible, no gap).
@@ -186,9 +190,11 @@ def solve(
     arguments.text("method", method)
     arguments.settings(time_limit, seed, threads, mip_gap)
     arguments.flag("bound", bound)
+    if start is not None:
+        arguments.real("start", start, "a time.perf_counter() reading or None")
     params = arguments.method_params(params)
     settings = SolverSettings(seed=seed, threads=threads, mip_gap=mip_gap)
-    options = MethodOptions(settings, params, time_limit=time_limit, bound=bound)
+    options = MethodOptions(settings, params, time_limit=time_limit, bound=bound, start=start)
     return run_method(inst, method, options)
 
 

@@ -170,8 +170,7 @@ def _program(name: Any) -> Program:
 
 def _statements(m: Any) -> list[Any]:
     """The constraint components, disjunctions and objectives of a model, top level only."""
-    import pyomo.environ as pyo
-    from pyomo.gdp import Disjunction
+    from dlsched.solvers.pyomo_env import Disjunction, pyo
 
     kinds = (pyo.Constraint, Disjunction, pyo.Objective)
     return list(m.component_objects(kinds, descend_into=False))
@@ -201,7 +200,7 @@ def _model_for(inst: Any, program_or_model: Any, params: Mapping[str, Any]) -> A
 
 def _load(m: Any, values: Mapping[str, float]) -> None:
     """The answer of a copy solved in its place, into the model itself (to read as usual)."""
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     for v in m.component_data_objects(pyo.Var):
         if v.name in values:

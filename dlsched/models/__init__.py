@@ -47,6 +47,10 @@ class MethodOptions:
     #: flow-time bounds, once per instance object: the methods run on one instance share it),
     #: after its own run, within its deadline; off, it reports its own run alone
     bound: bool = False
+    #: the reading of ``clock`` the limit counts from (None: when :func:`run_method` starts
+    #: the method); the command line gives its process's start, so that start-up, imports and
+    #: loading count against the limit too
+    start: float | None = None
 
     def __post_init__(self) -> None:
         solve: Any = self.solve
@@ -63,7 +67,8 @@ class MethodOptions:
         if not isinstance(self.bound, bool):
             raise OptionError("bound", self.bound, "expected true or false")
         if self.deadline is None:
-            object.__setattr__(self, "deadline", Deadline.after(self.time_limit, self.clock))
+            deadline = Deadline.after(self.time_limit, self.clock, start=self.start)
+            object.__setattr__(self, "deadline", deadline)
 
     def param(self, name: str, default: Any = None) -> Any:
         return self.params.get(name, default)
@@ -90,8 +95,9 @@ class MethodOptions:
         return str(chosen)
 
     def started(self) -> MethodOptions:
-        """These options with the deadline started now."""
-        return replace(self, deadline=Deadline.after(self.time_limit, self.clock))
+        """These options with the deadline started now (at :attr:`start` if given)."""
+        deadline = Deadline.after(self.time_limit, self.clock, start=self.start)
+        return replace(self, deadline=deadline)
 
 
 Runner = Callable[[Any, "MethodOptions"], Outcome]

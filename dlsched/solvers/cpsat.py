@@ -41,6 +41,13 @@ class CpsatRun:
         return self.status_name == "OPTIMAL"
 
 
+def load_cpsat() -> None:
+    """Import CP-SAT now (a second or more when cold): a route calls it before it first asks
+    its deadline whether to build a CP-SAT model, so that the import counts in that answer
+    instead of overrunning a stage begun with little time left."""
+    from ortools.sat.python import cp_model  # noqa: F401
+
+
 def _progress_callback(label: str, run: Deadline) -> Any:
     """Says on stderr how the search goes, at most every :data:`PROGRESS_EVERY` seconds of
     the ``run``."""
@@ -147,4 +154,4 @@ def run_cpsat(
     )
 
 
-__all__ = ["CpsatRun", "run_cpsat"]
+__all__ = ["CpsatRun", "load_cpsat", "run_cpsat"]

@@ -72,8 +72,9 @@ class _Translator:
 
     def constraint(self, con: Any) -> None:
         """lo <= body <= hi, scaled to integer coefficients (exactly, or a BridgeError)."""
-        import pyomo.environ as pyo
         from pyomo.repn.standard_repn import generate_standard_repn
+
+        from dlsched.solvers.pyomo_env import pyo
 
         repn = generate_standard_repn(con.body, quadratic=False)
         if not repn.is_linear():
@@ -95,8 +96,9 @@ class _Translator:
 
     def objective(self, obj: Any) -> tuple[int, float, str]:
         """(integer scale, constant, "min" or "max") of the one objective."""
-        import pyomo.environ as pyo
         from pyomo.repn.standard_repn import generate_standard_repn
+
+        from dlsched.solvers.pyomo_env import pyo
 
         repn = generate_standard_repn(obj.expr, quadratic=False)
         if not repn.is_linear():
@@ -113,7 +115,7 @@ class _Translator:
 
 
 def _to_cpsat(model: Any) -> tuple[Any, dict[str, Any], int, float, str]:
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     t = _Translator()
     for con in model.component_data_objects(pyo.Constraint, active=True):

@@ -220,6 +220,33 @@ def grace(time_limit: float | None) -> float:
 
 Clock = Callable[[], float]
 
+#: Where Linux shows a process's start (field 22 of its stat line, in clock ticks since boot).
+PROC_STAT = "/proc/self/stat"
+
+
+def process_age() -> float | None:
+    """Seconds since this process started, read from the operating system (None where it
+    does not say): the time the interpreter, the imports and the loading took before any
+    code of the package ran. A start rounded to a clock tick makes the age at most a tick
+    longer, never shorter."""
+    try:
+        with open(PROC_STAT) as f:
+            stat = f.read()
+        ticks = int(stat.rpartition(")")[2].split()[19])  # after the name, which may hold ")"
+        since_boot = ticks / os.sysconf("SC_CLK_TCK")
+        return max(time.clock_gettime(time.CLOCK_BOOTTIME) - since_boot, 0.0)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def process_start(clock: Clock = time.perf_counter) -> float:
+    """The reading of ``clock`` when this process started (now, where the system does not
+    say when): where a command's time limit counts from, so that its whole process, start-up
+    included, keeps the limit."""
+    now = clock()
+    age = process_age()
+    return now if age is None else now - age
+
 
 @dataclass(frozen=True)
 class Deadline:
@@ -243,9 +270,12 @@ class Deadline:
     clock: Clock = field(default=time.perf_counter, repr=False, compare=False)
 
     @classmethod
-    def after(cls, limit: float | None, clock: Clock = time.perf_counter) -> Deadline:
-        """A deadline ``limit`` seconds from now (None: never)."""
-        return cls(limit, clock(), limit, clock)
+    def after(
+        cls, limit: float | None, clock: Clock = time.perf_counter, start: float | None = None
+    ) -> Deadline:
+        """A deadline ``limit`` seconds from now (None: never), or from ``start`` (a reading
+        of ``clock`` already past, e.g. :func:`process_start`)."""
+        return cls(limit, clock() if start is None else start, limit, clock)
 
     @classmethod
     def never(cls, clock: Clock = time.perf_counter) -> Deadline:
@@ -393,4 +423,6 @@ __all__ = [
     "Deadline",
     "call_with_deadline",
     "grace",
+    "process_age",
+    "process_start",
 ]

@@ -30,7 +30,7 @@ _PYOMO_NAMES = {"highs": "highs", "scip": "scip_direct"}
 
 
 def _factory(name: str) -> Any:
-    import pyomo.environ  # noqa: F401  (the new factory needs the environment registered)
+    import dlsched.solvers.pyomo_env  # noqa: F401  (the new factory needs the environment registered)
 
     if name == "highs":
         return None  # solved as a matrix (solve_highs)
@@ -93,7 +93,7 @@ def _scip_options(options: SolveOptions) -> dict[str, Any]:
 
 
 def _objective_sense(model: Any) -> str:
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     objs = list(model.component_data_objects(pyo.Objective, active=True))
     if len(objs) != 1:
@@ -102,7 +102,7 @@ def _objective_sense(model: Any) -> str:
 
 
 def collect_values(model: Any) -> dict[str, float]:
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     return {
         v.name: float(v.value)
@@ -148,9 +148,10 @@ def to_matrix(model: Any) -> tuple[MatrixModel, list[Any]]:
     Pyomo's HiGHS interface passes: one row per active constraint, in order; a column per
     variable in the order the constraints, then the objective, first name it; a fixed variable
     a column fixed at its value. ValueError on a nonlinear constraint or objective."""
-    import pyomo.environ as pyo
     from pyomo.contrib.solver.common.util import collect_vars_and_named_exprs
     from pyomo.repn import generate_standard_repn
+
+    from dlsched.solvers.pyomo_env import pyo
 
     index: dict[int, int] = {}
     columns: list[Any] = []

@@ -341,6 +341,12 @@ def test_numpy_integers_and_floats_are_numbers_and_bools_are_not(monkeypatch) ->
         arguments.seconds("time_limit", False)
 
 
+def test_the_start_of_a_solve_is_a_clock_reading_or_none() -> None:
+    for start in ("now", True, [0.0]):
+        with pytest.raises(TypeError, match="argument start = .*time.perf_counter"):
+            dlsched.solve(TOY, "hare", start=start)
+
+
 # --- the top-level names ----------------------------------------------------------------------
 
 #: What the package's top level gives, whether anything was imported before or not.

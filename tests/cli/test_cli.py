@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -472,3 +473,46 @@ def test_a_heuristic_imports_no_solver_nor_compiler(tmp_path, family, size, meth
             text=True,
         )
         assert done.stdout.splitlines()[-1] == "[] 0", (method, done.stdout[-300:], done.stderr)
+
+
+def _handed_options(monkeypatch) -> list[Any]:
+    """Record the options every run of a method is handed (then run it)."""
+    import dlsched.models
+
+    real, handed = dlsched.models.run_method, []
+
+    def spy(instance: Any, method: str, options: Any = None) -> Any:
+        handed.append(options)
+        return real(instance, method, options)
+
+    monkeypatch.setattr(dlsched.models, "run_method", spy)
+    return handed
+
+
+def test_solve_counts_its_time_limit_from_the_start_it_is_given(capsys, monkeypatch) -> None:
+    handed = _handed_options(monkeypatch)
+    argv = ["solve", "hare/toy-2gpu", "--method", "exact", "--time-limit", "2"]
+    assert main(argv, start=-1e6) == 0  # its process started long before: nothing is left
+    (options,) = handed
+    assert options.start == -1e6 and options.started().deadline.start == -1e6
+    assert options.started().deadline.passed()
+    fields = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert float(fields["wall"].split()[1]) > 1e6  # its time counts from the start given
+    assert main(argv[:3] + ["hare", "--time-limit", "2"]) == 0
+    assert handed[-1].start is None  # arguments handed in: from when the method starts
+
+
+def test_the_process_command_line_counts_from_the_process_start(capsys, monkeypatch) -> None:
+    from dlsched import cli
+    from dlsched.solvers import deadline
+
+    handed = _handed_options(monkeypatch)
+    monkeypatch.setattr(deadline, "process_start", lambda: 1234.5)
+    monkeypatch.setattr(sys, "argv", ["dlsched", "solve", "hare/toy-2gpu", "--method", "hare"])
+    ended: list[int] = []
+    monkeypatch.setattr(cli, "end_process", ended.append)  # the process ends without teardown
+    assert main() == 0
+    assert [o.start for o in handed] == [1234.5]
+    assert handed[0].started().deadline.start == 1234.5
+    assert ended == [0] and "status     feasible" in capsys.readouterr().out
+    assert main(sys.argv[1:]) == 0 and ended == [0]  # arguments handed in: the caller goes on

@@ -55,6 +55,34 @@ def test_without_a_limit_nothing_passes_and_nothing_is_left_to_count():
     assert NEVER.left() is None and not NEVER.passed()
 
 
+def test_a_deadline_started_in_the_past_has_that_much_less_left():
+    clock = FakeClock()
+    clock.advance(10.0)
+    d = Deadline.after(2.0, clock, start=9.25)  # the process started 0.75 s ago
+    assert (d.start, d.elapsed(), d.left(), d.whole) == (9.25, 0.75, 1.25, 2.0)
+    assert Deadline.after(2.0, clock, start=5.0).passed()  # its start-up took the whole limit
+
+
+def test_the_process_start_is_its_age_before_now(monkeypatch):
+    clock = FakeClock()
+    clock.advance(100.0)
+    monkeypatch.setattr(deadline_module, "process_age", lambda: 1.5)
+    assert deadline_module.process_start(clock) == 98.5
+    monkeypatch.setattr(deadline_module, "process_age", lambda: None)  # the system cannot say
+    assert deadline_module.process_start(clock) == 100.0
+
+
+def test_the_process_age_is_read_from_the_system_start_and_the_boot_clock(monkeypatch, tmp_path):
+    stat = tmp_path / "stat"
+    ticks = os.sysconf("SC_CLK_TCK")
+    stat.write_text(f"42 (a (strange) name) S 1 42 42 0 -1 4194560 {'0 ' * 12}{50 * ticks} 0\n")
+    monkeypatch.setattr(deadline_module, "PROC_STAT", str(stat))
+    monkeypatch.setattr(deadline_module.time, "clock_gettime", lambda _clock: 52.0)
+    assert deadline_module.process_age() == pytest.approx(2.0)  # started at 50 s since boot
+    monkeypatch.setattr(deadline_module, "PROC_STAT", str(tmp_path / "missing"))
+    assert deadline_module.process_age() is None
+
+
 def test_seconds_handed_to_a_solver_are_what_is_left_capped_and_never_zero():
     d, clock = started(10.0)
     assert d.seconds() == 10.0 and d.seconds(cap=3.0) == 3.0

@@ -106,3 +106,24 @@ def test_solves_from_several_threads_at_once_never_capture_output(
     assert not no_capture
     for status, objective, best in got:
         assert status == Status.OPTIMAL and objective == pytest.approx(best)
+
+
+@pytest.mark.parametrize("scipy_first", [True, False])
+def test_pyomo_loads_no_scipy_statistics_whichever_comes_first(scipy_first):
+    """Pyomo imported through dlsched.solvers.pyomo_env leaves scipy.stats unloaded (about a
+    second of a whole-process time limit), whether SciPy was loaded before it or after, and
+    one SciPy is loaded, not two."""
+    import subprocess
+    import sys
+
+    first, second = "import scipy.sparse", "from dlsched.models.placement import model"
+    if not scipy_first:
+        first, second = second, first
+    code = (
+        f"import sys; {first}; {second}; import scipy.optimize; "
+        "assert 'scipy.stats' not in sys.modules, 'scipy.stats loaded'; "
+        "assert model.pyo.ConcreteModel; "
+        "assert sys.modules['scipy.sparse'] is sys.modules['scipy'].sparse"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr

@@ -169,7 +169,7 @@ def big_m(job: Job, cluster: Cluster) -> float:
 def build_mapping_model(job: Job, cluster: Cluster, free: Sequence[int]) -> Any:
     """min alpha_i over placements on ``free`` GPUs per server: eq. (2), (4)-(7) with one-hot
     counts y[s,m,v] (x^m_s = sum_v v y[s,m,v]) so that (4) and (6) are linear."""
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     mdl = pyo.ConcreteModel(name=f"mapping-{job.name}")
     k = [st.replicas for st in job.stages]

@@ -22,6 +22,7 @@ from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import SolverSettings, solve
 from dlsched.solvers.base import Status
 from dlsched.solvers.certify import Proof
+from dlsched.solvers.cpsat import load_cpsat
 from dlsched.solvers.deadline import Deadline
 
 
@@ -84,8 +85,10 @@ def run_mapping_exact(instance: DdlwmpInstance, opts: MethodOptions) -> Outcome:
     leaves without one (not reached, or its solver found none in time) takes its Heavy-Edge
     mapping, the one CP-SAT starts from, and adds no bound (``details["heavy_edge_jobs"]``)."""
     deadline = opts.deadline
-    work = deadline.sooner(deadline.grace())  # a grace kept for Heavy-Edge and the check
     solver = opts.param("solver", "auto")
+    if solver in ("auto", "cpsat"):
+        load_cpsat()  # before the first look at the deadline: the import counts in it
+    work = deadline.sooner(deadline.grace())  # a grace kept for Heavy-Edge and the check
     free = instance.cluster.free()
     placements: list[Placement] = []
     bound, hit, fallback = 0.0, False, 0

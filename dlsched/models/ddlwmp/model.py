@@ -110,7 +110,7 @@ def build_time_indexed(
     upper: float | None = None,
 ) -> Any:
     """The time-indexed MILP (or its LP relaxation with ``relax``) over :func:`starts`."""
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     c, first = instance.cluster, instance.cluster.first_slot_s
     mdl = pyo.ConcreteModel(name=f"ddlwmp-{instance.name}")
@@ -131,7 +131,7 @@ def build_time_indexed(
 
 
 def _start_once(mdl: Any, instance: DdlwmpInstance) -> None:
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     by_job: dict[int, list[Any]] = {}
     for i, o, t in mdl.STARTS:
@@ -144,7 +144,7 @@ def _start_once(mdl: Any, instance: DdlwmpInstance) -> None:
 
 
 def _server_capacity(mdl: Any, instance: DdlwmpInstance, options: list[list[Option]]) -> None:
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     terms: dict[tuple[int, int], list[Any]] = {}
     for i, o, t in mdl.STARTS:

@@ -19,7 +19,7 @@ from dlsched.models.elastic.instance import ElasticInstance
 from dlsched.models.elastic.solution import ElasticSchedule
 
 if TYPE_CHECKING:
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,9 @@ def build_packing(
     also has an artificial column ``art[j]`` of that cost using no resource (a restricted master
     of column generation stays feasible).
     """
-    import pyomo.environ as pyo  # when a model is built (the heuristics import this module)
+    from dlsched.solvers.pyomo_env import (
+        pyo,  # when a model is built (the heuristics import this module)
+    )
 
     m = pyo.ConcreteModel(name=f"elastic-packing-{inst.name}")
     m.COLS = pyo.RangeSet(0, len(columns) - 1)

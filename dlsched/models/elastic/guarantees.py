@@ -100,9 +100,10 @@ def reading(other: float | None, exact: float) -> str:
 
 def max_weight_optimum(inst: ElasticInstance, tau: int) -> float:
     """ILP (8)/(17): the most weight completed by tau (Gamma_j enumerated, HiGHS)."""
-    import pyomo.environ as pyo  # when first measured: listing the theorems stays light
-
     from dlsched.solvers import Status, solve
+    from dlsched.solvers.pyomo_env import (
+        pyo,  # when first measured: listing the theorems stays light
+    )
 
     cols = [c for c in all_columns(inst, enumerate_all(inst)) if c.end <= tau]
     md = pyo.ConcreteModel()

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyomo.environ as pyo
 
 from dlsched.errors import InfeasibleSolutionError
 from dlsched.models.elastic.enumerate import ps_count
 from dlsched.models.elastic.instance import ElasticInstance
+from dlsched.solvers.pyomo_env import pyo
 
 #: The equation each component of :func:`build_problem13` states (its ``doc``).
 EQUATIONS = {

@@ -34,13 +34,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pyomo.environ as pyo
-
 from dlsched.errors import InternalError
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.instance import HareInstance, HareJob
 from dlsched.solvers import SolverSettings, Status, solve
 from dlsched.solvers.deadline import Deadline
+from dlsched.solvers.pyomo_env import pyo
 
 #: The pairs with an exact worst case here: (theorem, method) -> the heuristic modelled.
 PAIRS = {("004-online", "online-fifo"): "online-fifo"}

@@ -18,12 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from itertools import combinations
 
-import pyomo.environ as pyo
-from pyomo.gdp import Disjunction
-
 from dlsched.models.hare.instance import HareInstance, Task
 from dlsched.models.hare.solution import TaskSchedule
 from dlsched.models.program import symmetry_breaking
+from dlsched.solvers.pyomo_env import Disjunction, pyo
 
 #: The equation each component of :func:`_base` states (its ``doc``), shared by Hare_Sched and
 #: Hare_Sched_RL.

@@ -23,7 +23,7 @@ from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.deadline import Deadline
 
 if TYPE_CHECKING:
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
 
 @dataclass(frozen=True)

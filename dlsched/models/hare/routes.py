@@ -23,6 +23,7 @@ from dlsched.result import Outcome, verified_outcome
 from dlsched.solvers import SolveResult, Status, solve
 from dlsched.solvers.base import SolverSettings
 from dlsched.solvers.certify import Proof
+from dlsched.solvers.cpsat import load_cpsat
 from dlsched.solvers.deadline import Deadline
 
 from .baselines import baseline_outcome
@@ -67,6 +68,7 @@ def run_exact_cpsat(
     (its schedule is checked after it)."""
     deadline = options.deadline
     scale_data(instance)  # refuses data the integer model cannot hold, before any work
+    load_cpsat()  # before the stages ask the deadline whether to build: the import counts
     hint = (
         best_hint(instance, deadline.share_from_start(HINT_SHARE))[1]
         if options.param("hint", True)

@@ -370,12 +370,19 @@ def _solve_columns(
     )
 
 
+class P3TimeUp(Exception):
+    """P3's LP stopped by its time limit before its optimum."""
+
+
 def solve_p3(
     instance: PlacementInstance, category: tuple[int, ...], options: SolveOptions | None = None
 ) -> tuple[float, Placement, Status]:
-    """P3 optimum (total throughput) for one category, and an optimal placement."""
+    """P3 optimum (total throughput) for one category, and an optimal placement;
+    :class:`P3TimeUp` when the LP's time limit came first."""
     m = build_p3(instance, category)
     res = solve(m, "highs", options or SolveOptions())
+    if res.status == Status.TIME_LIMIT:
+        raise P3TimeUp
     if res.status != Status.OPTIMAL or res.objective is None:
         raise OptionError("--category", ",".join(map(str, category)), f"P3 LP ended {res.status}")
     s, k = instance.num_jobs, instance.num_workers

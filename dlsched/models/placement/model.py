@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyomo.environ as pyo
 
 from dlsched.models.placement.categories import validate_category
 from dlsched.models.placement.instance import BITS_PER_GBIT, BITS_PER_MB, PlacementInstance
 from dlsched.models.program import symmetry_breaking
+from dlsched.solvers.pyomo_env import pyo
 
 #: The equation each component of :func:`build_p1` states (its ``doc``).
 P1_EQUATIONS = {

@@ -83,9 +83,8 @@ def solve_relaxation(
     term, until the LP is within :data:`CONVERGED` of the relaxation's optimum (at most
     :data:`MAX_LP_ROUNDS` LPs; each LP on HiGHS handed what is left of ``deadline``, the loop
     ends when it has passed)."""
-    import pyomo.environ as pyo
-
     from dlsched.solvers import solve
+    from dlsched.solvers.pyomo_env import pyo
 
     m = build_p1(instance, computation="tangents")
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(m)

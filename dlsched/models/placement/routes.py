@@ -41,12 +41,19 @@ def run_exact(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
 
 
 def run_p3(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
-    from dlsched.models.placement.exact import solve_p3
+    from dlsched.models.placement.exact import P3TimeUp, solve_p3
 
     cat = _category(instance, opts)
     if cat is None:
         raise OptionError("--category", None, "p3 needs a category K_1,...,K_S")
-    value, placement, lp_status = solve_p3(instance, cat, opts.deadline.solve_options(opts.solve))
+    try:
+        value, placement, lp_status = solve_p3(
+            instance, cat, opts.deadline.solve_options(opts.solve)
+        )
+    except P3TimeUp:
+        reason = "time limit reached before P3's LP was solved"
+        wall = opts.deadline.elapsed()
+        return no_solution(instance, "p3", reason, wall_time=wall, hit_limit=True)
     return verified_outcome(
         instance,
         "p3",
@@ -192,9 +199,11 @@ def run_las(instance: PlacementInstance, opts: MethodOptions) -> Outcome:
         return verified_outcome(
             instance, "las", None, status=r1.status, wall_time=deadline.elapsed(), solver=r1
         )
-    m2 = build_las(instance, min_ratio=r1.objective * (1 - 1e-9))
-    r2 = solve(m2, "highs", deadline.solve_options(opts.solve))
-    res, m = (r2, m2) if r2.has_solution else (r1, m1)
+    res, m = r1, m1
+    if not deadline.passed():  # the second LP only when time is left for it
+        m2 = build_las(instance, min_ratio=r1.objective * (1 - 1e-9))
+        r2 = solve(m2, "highs", deadline.solve_options(opts.solve))
+        res, m = (r2, m2) if r2.has_solution else (r1, m1)
     a = expand_counts(m._groups, counts_from_values(m, dict(res.values)), instance.num_workers)
     return verified_outcome(
         instance,

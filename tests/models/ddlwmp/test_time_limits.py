@@ -45,6 +45,18 @@ def test_mapping_exact_maps_the_jobs_past_the_limit_by_heavy_edge(monkeypatch):
     assert out.bound is None  # a job without a proven bound: no bound on the sum
 
 
+def test_mapping_exact_counts_loading_cpsat_before_it_starts_a_job(monkeypatch):
+    """CP-SAT is loaded before the first look at the deadline: a load that takes all but the
+    grace (cold, on a loaded machine) leaves every job to Heavy-Edge, no ILP begun late."""
+    inst = generate(8, 16, 0)
+    clock = FakeClock()
+    handed = record_time_limits(monkeypatch, mapping_methods, "exact_mapping")
+    monkeypatch.setattr(mapping_methods, "load_cpsat", lambda: clock.advance(2.5 - grace(2.5)))
+    out = run_method(inst, "mapping-exact", options(2.5, clock))
+    assert handed == []
+    assert out.status == Status.TIME_LIMIT and out.details["heavy_edge_jobs"] == inst.num_jobs
+
+
 def test_mapping_exact_with_time_solves_every_job():
     inst = load("ddlwmp/toy-2x4")
     out = run_method(inst, "mapping-exact", MethodOptions(SolveOptions(time_limit=None)))

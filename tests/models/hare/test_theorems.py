@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 import warnings
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +19,7 @@ from dlsched.instances import from_dict, load
 from dlsched.models import MethodOptions, run_method
 from dlsched.models.hare.theorems import random_small_instance, sweep
 from dlsched.solvers import SolveOptions, Status
-from dlsched.verify.check import check, recheck, theorem_of
+from dlsched.verify.check import check, load_counterexample, recheck, theorem_of
 
 SO = SolveOptions(time_limit=60)
 
@@ -76,6 +77,32 @@ def test_bundled_counterexample_violates_theorem4_as_printed(tmp_path):
     assert from_dict(saved["instance"]) == inst
     again = recheck(path, SO)
     assert again["holds"] is False and again["ratio"] == pytest.approx(hare["ratio"])
+
+
+#: Theorem 4's worst case found by the search (benchmarks/RESULTS.md, worst-case search).
+SEARCH_COUNTEREXAMPLE = (
+    Path(__file__).parents[3]
+    / "dlsched/models/hare/data/violations/counterexample-theorem4-search.json"
+)
+
+
+def test_the_search_counterexample_to_theorem4_keeps_its_ratio_of_7_965():
+    """The search's instance: Algorithm 1 against the certified optimum, 7.965 times it, 2.66
+    times Theorem 4's alpha(2 + alpha) = 3."""
+    inst, saved = load_counterexample(SEARCH_COUNTEREXAMPLE)
+    again = recheck(SEARCH_COUNTEREXAMPLE, SO)
+    alpha = again["details"]["alpha"]
+    assert alpha == lemma3_alpha(inst) == 1.0 and again["bound"] == alpha * (2 + alpha) == 3.0
+    assert again["reference_kind"] == "optimum"
+    assert again["value"] == pytest.approx(saved["value"]) == pytest.approx(1997.65047)
+    assert again["reference"] == pytest.approx(saved["reference"]) == pytest.approx(250.80247)
+    assert again["ratio"] == pytest.approx(7.965035, rel=1e-6)
+    assert again["ratio"] / again["bound"] == pytest.approx(2.655, abs=1e-3)
+    assert again["holds"] is False
+    hare = run_method(inst, "hare", MethodOptions(solve=SO))  # Algorithm 1 itself
+    optimum = run_method(inst, "exact-cpsat", MethodOptions(solve=SO))
+    assert optimum.status == Status.OPTIMAL
+    assert hare.objective / optimum.objective == pytest.approx(again["ratio"])
 
 
 def test_counterexample_with_positive_sync_violates_theorem4():

@@ -251,6 +251,18 @@ def test_a_forked_model_is_killed_a_grace_before_the_limit_for_the_fallback(monk
     assert out.bound == pytest.approx(combinatorial_bound(inst)["bound"])
 
 
+def test_no_cpsat_model_is_begun_once_the_deadline_has_passed():
+    """A passed deadline stops the build before its first task (and before CP-SAT's import):
+    it looks at the clock once."""
+    clock = FakeClock()
+    stage = Deadline.after(0.5, clock)
+    clock.advance(0.5)
+    reads = clock.reads
+    with pytest.raises(BuildTimeUp):
+        build_cpsat(generate(12, 4, 3), deadline=stage)
+    assert clock.reads == reads + 1
+
+
 def test_a_cpsat_model_not_built_in_its_share_is_not_run_and_the_hint_stands(monkeypatch):
     """Building stops when BUILD_SHARE of the stage's time has gone (every look at the fake
     clock takes 10 ms here): CP-SAT is not run, the hint is returned, status time_limit."""

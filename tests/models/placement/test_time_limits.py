@@ -187,12 +187,34 @@ def test_las_hands_each_lp_what_is_left(monkeypatch):
     assert out.status == Status.FEASIBLE
 
 
+def test_las_whose_first_lp_takes_the_whole_limit_keeps_its_placement(monkeypatch):
+    """The second LP (the sum at the max-min ratio) starts only when time is left for it."""
+    clock = FakeClock()
+    handed = record_time_limits(monkeypatch, routes, "solve")
+    takes_time(monkeypatch, clock, 10.0, routes, "solve")
+    out = run_method(load(SMALL), "las", options(10.0, clock))
+    assert handed == [10.0]
+    assert out.status == Status.FEASIBLE and out.details["las_max_min_ratio"] > 0
+
+
 def test_p3_hands_its_lp_what_is_left(monkeypatch):
     clock = FakeClock()
     handed = record_time_limits(monkeypatch, exact, "solve")
     out = run_method(load(SMALL), "p3", options(10.0, clock, {"category": (3, 3, 3, 3)}))
     assert handed == [10.0]
     assert out.status == Status.FEASIBLE
+
+
+def test_p3_whose_lp_is_cut_by_the_limit_reports_the_limit_not_a_bad_category(monkeypatch):
+    from dlsched.solvers.base import SolveResult
+
+    def cut(*_args, **_kw):
+        return SolveResult(Status.TIME_LIMIT, None, None, 0.0, "highs", "test")
+
+    monkeypatch.setattr(exact, "solve", cut)
+    out = run_method(load(SMALL), "p3", options(10.0, FakeClock(), {"category": (3, 3, 3, 3)}))
+    assert out.status == Status.TIME_LIMIT and out.solution is None
+    assert "P3's LP" in out.details["reason"]
 
 
 def test_outer_approximation_stops_between_masters_at_the_deadline(monkeypatch):

@@ -33,7 +33,7 @@ from dlsched.solvers.deadline import NEVER, Deadline
 from ..scaling import ScaledData, scale_data
 from .constraints import Classes, add_constraints
 from .objective import add_objective
-from .variables import add_variables, gpu_classes, job_windows
+from .variables import BuildTimeUp, add_variables, gpu_classes, job_windows
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,8 @@ def build_cpsat(
     :func:`..lowerbound.time_indexed_bound`. ``partial``: (jobs, bound) pairs, each a proven
     bound on sum_{n in jobs} w_n C_n (scaled).
     """
+    if deadline.passed():  # nothing left: not even for importing CP-SAT (a second, cold)
+        raise BuildTimeUp
     from ortools.sat.python import cp_model
 
     d = data or scale_data(instance)

@@ -110,7 +110,7 @@ GROUPING_EQUATIONS = {
 
 def build_grouping_model(s: np.ndarray, groups: int) -> Any:
     """The paper's GPU_Grouping with binary z_mu, epigraph variables and symmetry breaking."""
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     n_jobs, n_gpus = s.shape
     m = pyo.ConcreteModel(name="gpu_grouping")
@@ -132,7 +132,7 @@ def build_grouping_model(s: np.ndarray, groups: int) -> Any:
 
 def build_pooled_model(s: np.ndarray, classes: Sequence[Sequence[int]], groups: int) -> Any:
     """GPU_Grouping on classes of identical GPUs: integer counts x_tu (exact reformulation)."""
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     n_jobs = s.shape[0]
     rep = [c[0] for c in classes]
@@ -163,7 +163,7 @@ def _count_bounds(sizes: Sequence[int]) -> Any:
 
 def _epigraph(m: Any, s: np.ndarray, speed: Any) -> None:
     """p_max >= every group speed (5), p_min <= every group speed (6), spread >= p_max - p_min."""
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     total = s.sum(axis=1)
     m.p_max = pyo.Var(m.JOBS, bounds=lambda m, n: (0.0, float(total[n])))
@@ -202,7 +202,7 @@ def _groups_non_empty(m: Any, size: Any) -> None:
 def _groups_ordered_by_lowest_gpu(m: Any) -> None:
     """min GPU of group u-1 < min GPU of group u: GPU g joins group u > 0 only if group u - 1
     holds a GPU below g (symmetry breaking, exact: one labelling per partition)."""
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     @m.Constraint(m.GPUS, m.GROUPS, doc=GROUPING_EQUATIONS["lowest_gpu_order"])
     def lowest_gpu_order(m: Any, g: int, u: int) -> Any:
@@ -238,7 +238,7 @@ def _groups_ordered_lexicographically(m: Any, sizes: Sequence[int]) -> None:
 
     @m.Constraint(m.GROUPS)
     def lex_order(m: Any, u: int) -> Any:
-        import pyomo.environ as pyo
+        from dlsched.solvers.pyomo_env import pyo
 
         if u == 0:
             return pyo.Constraint.Skip

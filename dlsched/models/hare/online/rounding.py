@@ -61,7 +61,7 @@ KILLED = "killed at the time limit"
 
 def relaxed_grouping_model(s: np.ndarray, groups: int) -> Any:
     """:func:`~.grouping.build_grouping_model` with every z_mu in [0, 1]."""
-    import pyomo.environ as pyo
+    from dlsched.solvers.pyomo_env import pyo
 
     m = build_grouping_model(s, groups)
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(m)
