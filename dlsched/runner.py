@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import pickle
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -187,11 +188,23 @@ def cluster_lost(where: str) -> Iterator[None]:
     try:
         yield
     except (FuturesCancelledError, CommClosedError) as e:
-        reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise ClusterError(
-            f"{where}: the Dask cluster was lost ({reason}); what was written is kept, and the "
-            "same command resumes"
+            f"{where}: the Dask cluster was lost ({first_line(e)}); what was written is kept, "
+            "and the same command resumes"
         ) from None
+    except (TypeError, RuntimeError, pickle.PicklingError) as e:  # the task, (de)serialized
+        if "serializ" not in str(e) and "pickle" not in str(e).lower():
+            raise
+        raise ClusterError(
+            f"{where}: a task could not be sent to the workers ({first_line(e)}): a function "
+            "given to dlsched must be importable where the workers run, or be defined in the "
+            "script, notebook or file named"
+        ) from None
+
+
+def first_line(e: BaseException) -> str:
+    """An exception's first line (its type's name when it says nothing)."""
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 
 class Pool:
@@ -289,10 +302,10 @@ class Pool:
                 allowed = None if watchdog is None else watchdog.seconds * (len(picked) + ahead)
                 running[fut] = (picked, Deadline.after(allowed, time.monotonic))
 
-        for _ in range(2 * batcher.processes):
-            submit()
         try:
             with cluster_lost(self.where()):
+                for _ in range(2 * batcher.processes):
+                    submit()
                 while running:
                     for fut in self._next(running):
                         picked, allowance = running.pop(fut)
@@ -366,10 +379,10 @@ class Pool:
             running[fut] = i
             done.add(fut)
 
-        for i, call in enumerate(calls):
-            submit(i, call)
         try:
             with cluster_lost(self.where()):
+                for i, call in enumerate(calls):
+                    submit(i, call)
                 for fut in done:
                     i = running.pop(fut)
                     nxt = then(i, fut.result())

@@ -27,7 +27,9 @@ in ``user_traceback``. This module imports no family: it reaches them through
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -161,7 +163,8 @@ def _file_module(spec: str, file: str) -> Any:
     path = Path(file).expanduser().resolve()
     if not path.is_file():
         raise OptionError("method", spec, f"no file {file!r} (from {os.getcwd()})")
-    name = f"dlsched_user.{path.stem}_{abs(hash(str(path))):x}"
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:16]  # the same in every process
+    name = f"dlsched_user.{path.stem}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
     loader = importlib.util.spec_from_file_location(name, path)
@@ -177,7 +180,17 @@ def _file_module(spec: str, file: str) -> Any:
     except Exception as e:  # noqa: BLE001 - the user's file failed as it was run
         del sys.modules[name]
         raise OptionError("method", spec, f"running {file} raised {_one_line(e)}") from None
+    _by_value(module)
     return module
+
+
+def _by_value(module: Any) -> None:
+    """A user file's functions and classes travel to Dask's workers by value (the workers
+    have no such module to import)."""
+    with contextlib.suppress(ImportError):
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(module)
 
 
 def _syntax(e: SyntaxError) -> str:

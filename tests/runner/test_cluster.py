@@ -211,3 +211,94 @@ def test_forked_work_dies_with_its_parent_killed_9(tmp_path: Path) -> None:
             break
         time.sleep(0.1)
     assert not _alive(child)
+
+
+_USER = """
+
+
+def raises(instance):
+    raise ValueError("my bug")
+
+
+def infeasible(instance):
+    return {"jobs": {j.name: [] for j in instance.jobs}}
+
+
+def hangs(instance):
+    while True:
+        time.sleep(0.01)
+
+
+def wrong_type(instance):
+    return 42
+"""
+
+
+def test_a_user_rule_on_a_cluster_with_dask_defaults_gives_the_rows_it_gives_here(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """A rule named by its file, swept on ``dask worker`` processes (Dask's defaults), gives the
+    rows the same function registered from Python gives in this process; a rule that raises,
+    answers infeasibly, never returns or returns the wrong type is a record like the others
+    there too (its message, or time_limit), every record written once."""
+    import dlsched
+    from dlsched import usercode
+
+    rules = ROOT / "examples" / "rules.py"
+    (tmp_path / "mine.py").write_text(rules.read_text() + "\nimport time\n" + _USER)
+    monkeypatch.chdir(tmp_path)
+    kinds = ["raises", "infeasible", "hangs", "wrong_type"]
+    specs = [f"mine.py:{k}" for k in kinds]
+    size = ["--count", "3", "--jobs", "2", "--gpus", "4", "--time-limit", "5", "--quiet"]
+    good = "mine.py:placement_all_on_fastest"
+    argv = ["sweep", "placement", *size, "--methods", ",".join([good, *specs]),
+            "--scheduler", cluster, "-o", "cluster.jsonl"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    rows = [json.loads(line) for line in (tmp_path / "cluster.jsonl").read_text().splitlines()]
+    assert len(rows) == len({(r["instance_hash"], r["method"]) for r in rows}) == 3 * 6
+    by = {m: {r["instance_hash"]: r for r in rows if r["method"] == m} for m in specs}
+    assert all("ValueError: my bug" in r["error"] for r in by["mine.py:raises"].values())
+    assert all("infeasible answer" in r["error"] for r in by["mine.py:infeasible"].values())
+    assert all(r["status"] == "time_limit" for r in by["mine.py:hangs"].values())
+    assert all("got int" in r["error"] for r in by["mine.py:wrong_type"].values())
+    fastest = usercode.load_spec(f"{rules}:placement_all_on_fastest")
+    name = dlsched.register(fastest, family="placement")
+    try:
+        argv_here = ["sweep", "placement", *size, "--methods", name, "-o", "here.jsonl"]
+        assert main(argv_here) == 0, capsys.readouterr().err
+    finally:
+        usercode.REGISTERED.pop(("placement", name), None)
+    here = [json.loads(line) for line in (tmp_path / "here.jsonl").read_text().splitlines()]
+    mine = sorted((r["instance_hash"], r["status"], r["objective"], r["ratio"])
+                  for r in rows if r["method"] == good)  # fmt: skip
+    same = sorted((r["instance_hash"], r["status"], r["objective"], r["ratio"])
+                  for r in here if r["method"] == name)  # fmt: skip
+    assert mine == same and {s for _, s, _, _ in mine} == {"feasible"}
+
+
+def test_a_function_the_workers_cannot_import_is_one_line(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """A function from a module only this process can import (its folder on this process's
+    path alone, not the workers') cannot reach ``dask worker`` processes: the sweep ends with
+    one line saying so, exit 2, no Dask traceback."""
+    import dlsched
+    from dlsched import usercode
+
+    (tmp_path / "only_here_mod.py").write_text("def rule(instance):\n    return None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from only_here_mod import rule  # type: ignore[import-not-found]
+
+    name = dlsched.register(rule, family="hare")
+    try:
+        out = str(tmp_path / "sw.jsonl")
+        argv = ["sweep", "hare", "--count", "2", "--jobs", "2", "--gpus", "2", "--methods",
+                name, "--scheduler", cluster, "--quiet", "-o", out]  # fmt: skip
+        code = main(argv)
+    finally:
+        usercode.REGISTERED.pop(("hare", name), None)
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert "could not be sent to the workers" in err and err.strip().count("\n") == 0
