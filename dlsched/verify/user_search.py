@@ -42,7 +42,8 @@ INSTANCES = "instances"
 
 def prepare(family: str, method: Any, guarantee: Guarantee, option: str = "--method") -> Theorem:
     """The record of ``method`` on ``family`` (:func:`.user.method_theorem`): a Python object
-    registered first (:func:`dlsched.usercode.register`), a spec resolved; either carried to
+    by the name it is registered under, else registered now (:func:`dlsched.usercode.named`),
+    a spec resolved; either carried to
     the search's other processes. OptionError naming ``option`` for a method the family does
     not know, before any work."""
     from dlsched import usercode
@@ -50,7 +51,7 @@ def prepare(family: str, method: Any, guarantee: Guarantee, option: str = "--met
 
     families.get(family)  # OptionError for an unknown family
     if not isinstance(method, str):
-        method = usercode.register(method, family=family)
+        method = usercode.named(method, family)
     theorem = method_theorem(family, method, guarantee)
     try:
         check_methods(family, [method], theorem.reference)

@@ -96,6 +96,18 @@ def test_a_python_object_is_registered_and_carried() -> None:
     assert usercode.find("hare", name).obj is rule
 
 
+def test_a_registered_object_is_searched_under_its_name() -> None:
+    """A function registered with a name keeps it (and its registration) in the search."""
+    from dlsched import usercode
+
+    def rule(instance: object) -> object:
+        return instance
+
+    usercode.register(rule, family="hare", name="my-rule", guarantee=3.0)
+    assert prepare("hare", rule, 2.0).methods == ("my-rule",)
+    assert usercode.find("hare", "my-rule").guarantee == 3.0
+
+
 def test_a_spec_is_carried_with_its_files_absolute_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
