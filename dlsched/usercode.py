@@ -260,14 +260,22 @@ def default_name(obj: Any, family: str) -> str:
     a shipped method has it), ``lambda-<n>`` for an anonymous one."""
     qual = _qualname(obj)
     module = getattr(obj, "__module__", None) or "__main__"
-    for (fam, name), m in REGISTERED.items():
-        if fam == family and m.obj is obj:
-            return name
+    known = registered_name(obj, family)
+    if known is not None:
+        return known
     if "<" in qual:
         return f"lambda-{next(_unnamed)}"
     if module == "__main__" and qual not in families.get(family).methods():
         return qual
     return f"{module}:{qual}"
+
+
+def registered_name(obj: Any, family: str) -> str | None:
+    """The name ``obj`` (the object itself) is registered under in ``family``, or None."""
+    for (fam, name), m in REGISTERED.items():
+        if fam == family and m.obj is obj:
+            return name
+    return None
 
 
 def _qualname(obj: Any) -> str:
@@ -481,9 +489,17 @@ def _one_line(e: BaseException) -> str:
 
 
 def as_names(family: str, methods: Sequence[Any]) -> list[Any]:
-    """``methods`` with each function or policy object registered (:func:`register`, under
-    :func:`default_name`) and replaced by its name; names left as they are."""
-    return [register(m, family=family) if _is_code(m) else m for m in methods]
+    """``methods`` with each function or policy object replaced by its name (:func:`named`);
+    names left as they are."""
+    return [named(m, family) if _is_code(m) else m for m in methods]
+
+
+def named(obj: Any, family: str) -> str:
+    """The name of ``obj`` in ``family``: the name it is registered under, its registration
+    (guarantee, summary) kept; else it is registered now (:func:`register`, under
+    :func:`default_name`)."""
+    known = registered_name(obj, family)
+    return register(obj, family=family) if known is None else known
 
 
 def _is_code(obj: Any) -> bool:
@@ -505,9 +521,11 @@ __all__ = [
     "is_spec",
     "load_spec",
     "methods",
+    "named",
     "portable",
     "raised",
     "register",
+    "registered_name",
     "resolve",
     "run_policy",
     "run_rule",

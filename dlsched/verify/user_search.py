@@ -42,7 +42,8 @@ INSTANCES = "instances"
 
 def prepare(family: str, method: Any, guarantee: Guarantee, option: str = "--method") -> Theorem:
     """The record of ``method`` on ``family`` (:func:`.user.method_theorem`): a Python object
-    registered first (:func:`dlsched.usercode.register`), a spec resolved; either carried to
+    by the name it is registered under, else registered now (:func:`dlsched.usercode.named`),
+    a spec resolved; either carried to
     the search's other processes. OptionError naming ``option`` for a method the family does
     not know, before any work."""
     from dlsched import usercode
@@ -50,7 +51,7 @@ def prepare(family: str, method: Any, guarantee: Guarantee, option: str = "--met
 
     families.get(family)  # OptionError for an unknown family
     if not isinstance(method, str):
-        method = usercode.register(method, family=family)
+        method = usercode.named(method, family)
     theorem = method_theorem(family, method, guarantee)
     try:
         check_methods(family, [method], theorem.reference)
@@ -119,19 +120,41 @@ def finished_row(theorem: Theorem, row: dict[str, Any], lines: Sequence[dict[str
                  directory: Path) -> dict[str, Any]:  # fmt: skip
     """``verify --search``'s row of the pair with its finds saved as instance files:
     ``instance`` (the worst), ``minimal_instance`` (its shrunk violation, or None), ``sizes``,
-    and the pair's ``family``, ``reference`` and ``guarantee`` (None: none)."""
+    and the pair's ``family``, ``reference`` and ``guarantee`` (None: none). A shrunk
+    violation is a certified candidate too: when its ratio is higher than the search's worst
+    (a smaller instance can be worse), it is the worst, and the worst of its size."""
     out = {**row, "family": theorem.family, "reference": theorem.reference}
     out["guarantee"] = row.get("bound") if theorem.bound is not None else None
-    raw = row.get("instance")
-    out["instance"] = save_instance(raw, directory, f"{theorem.id}-worst") if raw else None
     out["minimal_instance"] = None
+    found = list(lines)
     if row.get("minimal"):
         data = json.loads((directory / row["minimal"]).read_text())
         out["minimal_instance"] = save_instance(data["instance"], directory,
                                                 f"{theorem.id}-minimal")  # fmt: skip
         out["minimal_ratio"] = _ratio(data["record"])
-    out["sizes"] = sizes_rows(theorem, lines, directory)
+        found.append({"point": {"instance": data["instance"]}, "rows": [data["record"]]})
+        out |= shrunk_worst(row, data["record"], data["instance"])
+    raw = out.get("instance")
+    out["instance"] = save_instance(raw, directory, f"{theorem.id}-worst") if raw else None
+    out["sizes"] = sizes_rows(theorem, found, directory)
     return out
+
+
+def shrunk_worst(row: dict[str, Any], record: dict[str, Any], raw: dict[str, Any],
+                 ) -> dict[str, Any]:  # fmt: skip
+    """The row's worst (ratio, over the bound, instance) replaced by the shrunk violation's
+    ``record`` on ``raw`` when that scores higher; else nothing."""
+    s = score(record)
+    best = math.inf if row.get("worst_infinite") else row.get("worst_over_bound")
+    if s is None or (best is not None and s <= best):
+        return {}
+    ratio = _ratio(record)
+    return {
+        "worst_ratio": None if ratio is None or math.isinf(ratio) else ratio,
+        "worst_infinite": ratio is not None and math.isinf(ratio),
+        "worst_over_bound": None if math.isinf(s) else s,
+        "instance": raw,
+    }
 
 
 def run(theorem: Theorem, directory: Path, options: VerifyOptions, budget: SearchOptions,
@@ -183,6 +206,7 @@ __all__ = [
     "finished_row",
     "run",
     "save_instance",
+    "shrunk_worst",
     "size_of",
     "sizes_rows",
     "summary_lines",

@@ -154,6 +154,20 @@ def test_a_registered_guarantee_is_judged_by_compare(bad: Path) -> None:
     assert row.guarantee == 3 and row.holds is True
 
 
+def test_a_registered_function_passed_itself_keeps_its_name_and_guarantee() -> None:
+    """Handing compare the registered function itself (not its name) judges it by the
+    guarantee it was registered with; it is not registered again without one."""
+
+    def rule(instance: Any) -> Any:
+        return hare_optimal_on_toy(instance)
+
+    name = dlsched.register(rule, family="hare", name="kept", guarantee=0.5)
+    row = dlsched.compare(TOY, [rule], as_frame=False)[1]
+    assert (row.method, row.guarantee, row.holds) == ("kept", 0.5, False)  # 1 > 0.5
+    assert usercode.find("hare", name).guarantee == 0.5
+    assert dlsched.solve(TOY, rule).method == "kept"
+
+
 def test_register_refuses_what_it_cannot_run() -> None:
     with pytest.raises(OptionError, match="shipped method"):
         dlsched.register(hare_optimal_on_toy, family="hare", name="hare")

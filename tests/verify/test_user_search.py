@@ -21,7 +21,7 @@ from dlsched.solvers import SolveOptions
 from dlsched.verify import user
 from dlsched.verify.runner import VerifyOptions, counterexample_stem
 from dlsched.verify.search import SEARCH_JSON, SEARCH_LOG, SearchOptions, read_search_log
-from dlsched.verify.user_search import prepare, run
+from dlsched.verify.user_search import finished_row, prepare, run
 
 SERIAL = VerifyOptions(solve=SolveOptions(time_limit=30), processes=0, progress=False)
 
@@ -96,6 +96,18 @@ def test_a_python_object_is_registered_and_carried() -> None:
     assert usercode.find("hare", name).obj is rule
 
 
+def test_a_registered_object_is_searched_under_its_name() -> None:
+    """A function registered with a name keeps it (and its registration) in the search."""
+    from dlsched import usercode
+
+    def rule(instance: object) -> object:
+        return instance
+
+    usercode.register(rule, family="hare", name="my-rule", guarantee=3.0)
+    assert prepare("hare", rule, 2.0).methods == ("my-rule",)
+    assert usercode.find("hare", "my-rule").guarantee == 3.0
+
+
 def test_a_spec_is_carried_with_its_files_absolute_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,6 +159,32 @@ def test_each_size_has_its_worst_ratio_and_instance(violated: tuple[Path, dict])
     inst = dlsched.load(top["instance"])
     assert (inst.num_jobs, inst.num_gpus) == (top["jobs"], top["gpus"])
     assert ratio_of(top["instance"], "greedy") == pytest.approx(top["worst_ratio"], rel=1e-6)
+
+
+@pytest.mark.parametrize("shrunk", [3.0, 2.2])
+def test_a_shrunk_violation_worse_than_the_search_is_the_worst(tmp_path: Path, shrunk: float):
+    """Shrinking certifies candidates too: a shrunk violation of a higher ratio than the
+    search's worst becomes the row's worst and its size's; a lower one changes neither."""
+    from dlsched.instances import to_dict
+
+    t = prepare("hare", "greedy", 2.0)
+    big, small = (to_dict(dlsched.load(n)) for n in ("hare/hetero-4gpu-6jobs", "hare/toy-2gpu"))
+
+    def record(ratio: float) -> dict:
+        return {"status": "feasible", "reference_kind": "optimum", "ratio": ratio, "bound": 2.0}
+
+    (tmp_path / "m.json").write_text(json.dumps({"instance": small, "record": record(shrunk)}))
+    row = {"worst_ratio": 2.5, "worst_over_bound": 1.25, "worst_infinite": False,
+           "instance": big, "minimal": "m.json", "bound": 2.0}  # fmt: skip
+    out = finished_row(t, row, [{"point": {"instance": big}, "rows": [record(2.5)]}], tmp_path)
+    worst = max(shrunk, 2.5)
+    assert out["worst_ratio"] == worst and out["worst_over_bound"] == worst / 2
+    assert out["minimal_ratio"] == shrunk
+    assert dlsched.load(out["instance"]).num_jobs == (2 if shrunk > 2.5 else 6)
+    assert {(s["jobs"], s["gpus"]): s["worst_ratio"] for s in out["sizes"]} == {
+        (2, 2): shrunk,
+        (6, 4): 2.5,
+    }
 
 
 def test_a_search_run_again_resumes_from_its_log(tmp_path: Path) -> None:
