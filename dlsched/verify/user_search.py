@@ -43,15 +43,18 @@ INSTANCES = "instances"
 def prepare(family: str, method: Any, guarantee: Guarantee, option: str = "--method") -> Theorem:
     """The record of ``method`` on ``family`` (:func:`.user.method_theorem`): a Python object
     by the name it is registered under, else registered now (:func:`dlsched.usercode.named`),
-    a spec resolved; either carried to
-    the search's other processes. OptionError naming ``option`` for a method the family does
-    not know, before any work."""
+    a spec resolved; either carried to the search's other processes. Without ``guarantee``,
+    the one the method was registered with (if any). OptionError naming ``option`` for a
+    method the family does not know, before any work."""
     from dlsched import usercode
     from dlsched.bounds import check_methods
 
     families.get(family)  # OptionError for an unknown family
     if not isinstance(method, str):
         method = usercode.named(method, family)
+    if guarantee is None:  # the one it was registered with, if any
+        found = usercode.find(family, method)
+        guarantee = None if found is None else found.guarantee
     theorem = method_theorem(family, method, guarantee)
     try:
         check_methods(family, [method], theorem.reference)

@@ -238,3 +238,17 @@ def test_the_call_returns_the_instances_when_it_keeps_no_folder(
     row = dlsched.search("greedy", "hare", budget=20)
     assert row["solves"] > 0 and row["instance"].family == "hare"
     assert all(s["instance"].family == "hare" for s in row["sizes"])
+
+
+def test_a_registered_guarantee_is_the_searchs_when_none_is_given() -> None:
+    from dlsched import usercode
+
+    def rule(instance: object) -> object:
+        return instance
+
+    name = dlsched.register(rule, family="hare", name="with-guarantee", guarantee=3.0)
+    try:
+        assert prepare("hare", rule, None).bound(None) == 3.0
+        assert prepare("hare", name, 5.0).bound(None) == 5.0  # the one given wins
+    finally:
+        usercode.REGISTERED.pop(("hare", name), None)
