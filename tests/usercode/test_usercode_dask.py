@@ -98,4 +98,3 @@ def test_a_function_registered_here_travels_to_the_workers(tmp_path: Path) -> No
     key = sorted((r.instance_hash, r.method, r.status, r.objective, r.holds) for r in on_dask)
     assert key == sorted((r.instance_hash, r.method, r.status, r.objective, r.holds) for r in here)
     assert {r.status for r in on_dask if r.method == name} == {"feasible"}
-
