@@ -23,6 +23,7 @@ from dlsched.verify.runner import VerifyOptions, counterexample_stem
 from dlsched.verify.search import SEARCH_JSON, SEARCH_LOG, SearchOptions, read_search_log
 from dlsched.verify.user_search import finished_row, prepare, run
 
+ROOT = Path(__file__).resolve().parents[2]
 SERIAL = VerifyOptions(solve=SolveOptions(time_limit=30), processes=0, progress=False)
 
 
@@ -198,6 +199,26 @@ def test_a_search_run_again_resumes_from_its_log(tmp_path: Path) -> None:
     assert (again["solves"], again["worst_ratio"]) == (first["solves"], first["worst_ratio"])
     assert not again["violated"] and again["guarantee"] is None
     assert again["minimal_instance"] is None
+
+
+def test_a_rule_by_its_file_and_registered_from_python_searches_alike(tmp_path: Path) -> None:
+    """The same function named by its file and registered from Python (under another name):
+    on the same clock the two searches solve the same candidates and find the same ratios."""
+    from dlsched import usercode
+
+    spec = f"{ROOT}/examples/rules.py:hare_all_on_gpu0"
+    by_file = run(prepare("hare", spec, 10.0), tmp_path / "a", SERIAL, budget(8.0))
+    rule = usercode.load_spec(spec)
+    name = dlsched.register(rule, family="hare", name="gpu0-from-python")
+    try:
+        by_call = run(prepare("hare", rule, 10.0), tmp_path / "b", SERIAL, budget(8.0))
+    finally:
+        usercode.REGISTERED.pop(("hare", name), None)
+    keys = ("solves", "worst_ratio", "sample_worst_ratio", "violated")
+    assert by_file["solves"] > 0
+    assert {k: by_file[k] for k in keys} == {k: by_call[k] for k in keys}
+    sizes = [[s["worst_ratio"] for s in row["sizes"]] for row in (by_file, by_call)]
+    assert sizes[0] == sizes[1]
 
 
 # --- the call ---------------------------------------------------------------------------------
