@@ -270,11 +270,13 @@ class Pool:
         return self._size[1]
 
     def map(self, calls: Sequence[Call], kinds: Sequence[Any] | None = None,
-            watchdog: Watchdog | None = None) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
+            watchdog: Watchdog | None = None, until: Deadline | None = None,
+            ) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
         """(index, result) of every call, one list per task as each task finishes; consecutive
         calls of one kind (``kinds``, default all alike) grouped into tasks (:class:`Batcher`).
         A call that raises stops the map with its exception (tasks already yielded stay); on
-        Dask, a task stuck past ``watchdog`` gives its calls' ``failed`` results."""
+        Dask, a task stuck past ``watchdog`` gives its calls' ``failed`` results, and once
+        ``until`` has passed the map ends without waiting for the tasks still out (dropped)."""
         if not calls:
             return
         batcher = Batcher(kinds if kinds is not None else [0] * len(calls), self.size(),
@@ -286,10 +288,10 @@ class Pool:
             while picked := batcher.take():
                 yield self._finished(batcher, picked, run_calls([calls[i] for i in picked]))
             return
-        yield from self._stream(calls, batcher, watchdog)
+        yield from self._stream(calls, batcher, watchdog, until)
 
     def _stream(self, calls: Sequence[Call], batcher: Batcher, watchdog: Watchdog | None,
-                ) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
+                until: Deadline | None = None) -> Iterator[list[tuple[int, Any]]]:  # fmt: skip
         """Dask: two tasks in flight per process, the next submitted as each one finishes (or
         is given up by the watchdog)."""
         client = self.start()
@@ -306,8 +308,8 @@ class Pool:
             with cluster_lost(self.where()):
                 for _ in range(2 * batcher.processes):
                     submit()
-                while running:
-                    for fut in self._next(running):
+                while running and not (until is not None and until.passed()):
+                    for fut in self._next(running, until):
                         picked, allowance = running.pop(fut)
                         if fut.done():
                             results = fut.result()
@@ -325,12 +327,14 @@ class Pool:
                 fut.cancel()
 
     @staticmethod
-    def _next(running: dict[Any, tuple[list[int], Deadline]]) -> list[Any]:
+    def _next(running: dict[Any, tuple[list[int], Deadline]], until: Deadline | None = None,
+              ) -> list[Any]:  # fmt: skip
         """The tasks that finished, in the order they were submitted; else, once the first
-        allowance has passed, the tasks past theirs."""
+        allowance (or ``until``) has passed, the tasks past theirs."""
         from distributed import wait
 
-        left = [t for _, a in running.values() if (t := a.left()) is not None]
+        ends = [a for _, a in running.values()] + ([until] if until is not None else [])
+        left = [t for a in ends if (t := a.left()) is not None]
         timeout = min(left) if left else None
         with contextlib.suppress(TimeoutError):  # the first allowance passed
             wait(list(running), timeout=timeout, return_when="FIRST_COMPLETED")
@@ -347,12 +351,14 @@ class Pool:
             with contextlib.suppress(Exception):  # no nanny: the worker keeps its thread
                 client.restart_workers(workers, timeout=60, raise_for_error=False)
 
-    def follow(self, calls: Sequence[Call], then: Callable[[int, Any], Call | None]) -> None:
+    def follow(self, calls: Sequence[Call], then: Callable[[int, Any], Call | None],
+               until: Deadline | None = None) -> None:  # fmt: skip
         """Run the lines of calls that start with ``calls``: as call ``i`` of line ``i``
         finishes with result r, ``then(i, r)`` (in this process) gives the line's next call
         (None: the line ends). The lines run side by side, one task per call (each call
         should be a task's worth of work); in this process, in turn. A call that raises stops
-        every line with its exception."""
+        every line with its exception. On Dask, once ``until`` has passed the lines end without
+        waiting for the calls still out (their results dropped)."""
         if self.serial:
             for module in self.needed:
                 importlib.import_module(module)
@@ -364,30 +370,32 @@ class Pool:
                 if nxt is not None:
                     queue.append((i, nxt))
             return
-        self._follow_dask(calls, then)
+        self._follow_dask(calls, then, until)
 
     def _follow_dask(self, calls: Sequence[Call], then: Callable[[int, Any], Call | None],
-                     ) -> None:  # fmt: skip
-        from distributed import as_completed
+                     until: Deadline | None) -> None:  # fmt: skip
+        from distributed import wait
 
         client = self.start()
         running: dict[Any, int] = {}
-        done = as_completed()
 
         def submit(i: int, call: Call) -> None:
             fut = client.submit(call[0], *call[1], pure=False)
             running[fut] = i
-            done.add(fut)
 
         try:
             with cluster_lost(self.where()):
                 for i, call in enumerate(calls):
                     submit(i, call)
-                for fut in done:
-                    i = running.pop(fut)
-                    nxt = then(i, fut.result())
-                    if nxt is not None:
-                        submit(i, nxt)
+                while running and not (until is not None and until.passed()):
+                    timeout = None if until is None else until.left()
+                    with contextlib.suppress(TimeoutError):
+                        wait(list(running), timeout=timeout, return_when="FIRST_COMPLETED")
+                    for fut in [f for f in running if f.done()]:
+                        i = running.pop(fut)
+                        nxt = then(i, fut.result())
+                        if nxt is not None:
+                            submit(i, nxt)
         finally:
             for fut in running:
                 fut.cancel()

@@ -365,7 +365,7 @@ def _measure(drawn: list[tuple[Theorem, Any]], log: Path, cx: Path, options: Ver
             options.solve.time_limit, lambda n, why: failed_instance(*todo[n], options.solve, why)
         )
         with progress_bar(len(calls), "verify", options) as bar:
-            for finished in pool.map(calls, [t.id for t, _ in todo], watchdog):
+            for finished in pool.map(calls, [t.id for t, _ in todo], watchdog, until=deadline):
                 text = []
                 for n, rows in finished:
                     new = [r for r in rows if row_key(r) not in keys]

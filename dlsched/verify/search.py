@@ -288,7 +288,9 @@ def hunt_pair(theorem: Theorem, method: str, directory: Path, options: VerifyOpt
     with progress_bar(total, f"search {theorem.id} {method}", options, unit="s") as bar:
         walk = _Walk(record, run, spent, left, options, fd, cx, bar)
         calls = [walk.call(lane, known[k]) for k, lane in enumerate(lanes)]
-        pool.follow([c for c in calls if c is not None], lambda _, leg: walk.then(leg))
+        pool.follow(
+            [c for c in calls if c is not None], lambda _, leg: walk.then(leg), until=left
+        )  # the legs still out at the pair's end are dropped
     result = PairResult(theorem, method, record, walk.spent_now(), deadline.limit or 0.0,
                         walk.stopped(), exact)  # fmt: skip
     if record.violations:
@@ -430,7 +432,7 @@ def shrink_worst(results: Sequence[PairResult], directory: Path, options: Verify
                         case, allowance)  # fmt: skip
                 calls.append((shrink_task, args))
                 todo.append((res, stem))
-    for finished in pool.map(calls, [r.method for r, _ in todo]):
+    for finished in pool.map(calls, [r.method for r, _ in todo], until=deadline):
         for n, (data, row, tries) in finished:
             res, stem = todo[n]
             if row is not None:

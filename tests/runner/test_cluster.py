@@ -167,6 +167,25 @@ def test_a_task_that_never_returns_gives_its_failed_result_and_the_map_goes_on()
     assert (failed, index) == ("failed", 3) and why.startswith("StuckTask: given up after")
 
 
+def test_a_map_and_lines_end_at_their_deadline_without_waiting_for_the_tasks_still_out() -> None:
+    """A task that never returns is dropped once ``until`` has passed: the map yields every
+    other task's results and ends, and lines of calls end too (without ``until`` both would
+    wait for ever)."""
+    from dlsched.solvers.deadline import Deadline
+
+    calls = [(_echo, (k,)) for k in range(3)] + [(_never, ())]
+    got: dict[int, int] = {}
+    options = RunnerOptions(processes=2, task_seconds=0, progress=False)
+    with Pool(options) as pool:
+        for finished in pool.map(calls, until=Deadline.after(5.0)):
+            got.update(finished)
+        assert got == {0: 0, 1: 1, 2: 2}
+        ended: list[int] = []
+        pool.follow([(_echo, (7,)), (_never, ())], lambda i, r: ended.append(r) or None,
+                    until=Deadline.after(5.0))  # fmt: skip
+        assert ended == [7]
+
+
 _ORPHAN = """
 import os, sys, time
 from dlsched.solvers.deadline import call_with_deadline
