@@ -118,7 +118,7 @@ def test_a_cluster_lost_midway_is_one_line_and_keeps_what_was_written(
     cluster (exit status 2), not Dask's traceback, and every record written before stays whole
     (the same command resumes from them)."""
     out = tmp_path / "sw.jsonl"
-    argv = ["sweep", "placement", "--count", "60", "--jobs", "3", "--gpus", "6", "--methods",
+    argv = ["sweep", "placement", "--count", "200", "--jobs", "3", "--gpus", "6", "--methods",
             "has", "--time-limit", "60", "--task-seconds", "0", "--scheduler", cluster,
             "--quiet", "-o", str(out)]  # fmt: skip
 
@@ -177,12 +177,13 @@ def test_a_map_and_lines_end_at_their_deadline_without_waiting_for_the_tasks_sti
     got: dict[int, int] = {}
     options = RunnerOptions(processes=2, task_seconds=0, progress=False)
     with Pool(options) as pool:
-        for finished in pool.map(calls, until=Deadline.after(5.0)):
+        pool.size()  # the cluster started before the deadlines are
+        for finished in pool.map(calls, until=Deadline.after(20.0)):
             got.update(finished)
         assert got == {0: 0, 1: 1, 2: 2}
         ended: list[int] = []
         pool.follow([(_echo, (7,)), (_never, ())], lambda i, r: ended.append(r) or None,
-                    until=Deadline.after(5.0))  # fmt: skip
+                    until=Deadline.after(20.0))  # fmt: skip
         assert ended == [7]
 
 
