@@ -26,6 +26,11 @@ def shown(value: Any) -> str:
     return f"{text[:head]}...{text[-(SHOWN - 3 - head) :]} ({size})"
 
 
+def first_line(e: BaseException) -> str:
+    """An exception's message on one line: its first line (its type's name when empty)."""
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
 class DlschedError(Exception):
     """Base class of every error dlsched raises on purpose."""
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dlsched.errors import ClusterError, OptionError
+from dlsched.errors import ClusterError, OptionError, first_line
 from dlsched.solvers.deadline import Deadline
 
 #: Environment of every worker process: one thread per numerical library (no oversubscription).
@@ -200,11 +200,6 @@ def cluster_lost(where: str) -> Iterator[None]:
             "given to dlsched must be importable where the workers run, or be defined in the "
             "script, notebook or file named"
         ) from None
-
-
-def first_line(e: BaseException) -> str:
-    """An exception's first line (its type's name when it says nothing)."""
-    return (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 
 class Pool:

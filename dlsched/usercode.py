@@ -45,7 +45,13 @@ from pathlib import Path
 from typing import Any
 
 from dlsched import families
-from dlsched.errors import DlschedError, InfeasibleSolutionError, OptionError, UserCodeError
+from dlsched.errors import (
+    DlschedError,
+    InfeasibleSolutionError,
+    OptionError,
+    UserCodeError,
+    first_line,
+)
 from dlsched.families import Guarantee
 
 #: The entry-point group of an installed package's methods.
@@ -379,22 +385,35 @@ def run_rule(method: UserMethod, instance: Any, options: Any) -> Any:
     """An offline rule's verified Outcome: the rule runs in a forked child under the
     method's deadline (in this process without a limit), its answer read there by the family's
     ``solution`` part, then checked here."""
-    from dlsched.result import no_solution, verified_outcome
+    from dlsched.result import Outcome, verified_outcome
 
-    deadline = options.deadline
-    answer = deadline.for_fork().run(
-        _rule_answer, method.obj, instance, method.label, deadline, label=method.label
-    )
-    wall = deadline.elapsed()
-    if answer is None:
-        reason = f"{method.label} did not return within its time limit"
-        return no_solution(instance, method.label, reason, wall_time=wall, hit_limit=True)
-    if isinstance(answer, UserCodeError):
-        raise answer
+    answer = _forked(method, instance, options, _rule_answer, method.obj, instance, method.label)
+    if isinstance(answer, Outcome):  # it did not return within its time limit
+        return answer
     try:
+        wall = options.deadline.elapsed()
         return verified_outcome(instance, method.label, answer, wall_time=wall)
     except InfeasibleSolutionError as e:
         raise UserCodeError(f"{method.label} returned an infeasible answer: {e}") from None
+
+
+def _forked(method: UserMethod, instance: Any, options: Any, child: Callable[..., Any],
+            *args: Any) -> Any:  # fmt: skip
+    """``child(*args, deadline)`` run in a forked child under the method's deadline: what it
+    returned; the method's time_limit Outcome when it did not end in time; the UserCodeError
+    it returned, raised here."""
+    from dlsched.result import no_solution
+
+    deadline = options.deadline
+    out = deadline.for_fork().run(child, *args, deadline, label=method.label)
+    if out is None:
+        ended = "return" if method.kind == "rule" else "end"
+        reason = f"{method.label} did not {ended} within its time limit"
+        wall = deadline.elapsed()
+        return no_solution(instance, method.label, reason, wall_time=wall, hit_limit=True)
+    if isinstance(out, UserCodeError):
+        raise out
+    return out
 
 
 def _rule_answer(rule: Any, instance: Any, name: str, deadline: Any) -> Any:
@@ -419,22 +438,11 @@ def _rule_answer(rule: Any, instance: Any, name: str, deadline: Any) -> Any:
 def run_policy(method: UserMethod, instance: Any, options: Any) -> Any:
     """An online policy's verified Outcome: the family's ``run_policy`` part runs it in a
     forked child under the method's deadline (a class instantiated, an object copied)."""
-    from dlsched.result import no_solution
-
     family = families.of(instance)
     if not family.policies:
         why = f"the {family.name} family takes no online policies"
         raise OptionError("method", method.label, why)
-    deadline = options.deadline
-    out = deadline.for_fork().run(
-        _policy_outcome, method, instance, options, deadline, label=method.label
-    )
-    if out is None:
-        reason = f"{method.label} did not end within its time limit"
-        wall = deadline.elapsed()
-        return no_solution(instance, method.label, reason, wall_time=wall, hit_limit=True)
-    if isinstance(out, UserCodeError):
-        raise out
+    out = _forked(method, instance, options, _policy_outcome, method, instance, options)
     return replace(out, method=method.label, instance_object=instance)
 
 
@@ -483,8 +491,8 @@ def _ours(filename: str) -> bool:
 
 def _one_line(e: BaseException) -> str:
     """``Type: first line of the message``, cut to :data:`MESSAGE_CHARS`."""
-    text = str(e).strip().splitlines()
-    line = f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+    message = first_line(e)
+    line = type(e).__name__ if message == type(e).__name__ else f"{type(e).__name__}: {message}"
     return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 3] + "..."
 
 
